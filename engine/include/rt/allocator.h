@@ -1,0 +1,76 @@
+// rt/allocator.h — device memory, with an event for every allocation and free.
+//
+//   struct Printer : rt::MemoryObserver {
+//     void on_memory_event(const rt::MemoryEvent& e) override {
+//       std::printf("%s %zu bytes (%s)\n", e.is_alloc ? "alloc" : "free", e.bytes,
+//                   rt::category_name(e.category));
+//     }
+//   } printer;
+//   rt::add_memory_observer(&printer);
+//   { rt::MemoryCategoryGuard g(rt::MemoryCategory::OptimizerState); auto m = rt::zeros({10}); }
+//   rt::remove_memory_observer(&printer);
+//
+// Categories are tagged by the engine: nn modules allocate parameters under Parameter,
+// autograd accumulates .grad under Gradient, optimizers allocate state under OptimizerState,
+// ops run while grad is recorded produce Activation, everything else is Temporary.
+// See Note [Memory categories] in engine/src/allocator.cpp.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "rt/device.h"
+
+namespace rt {
+
+enum class MemoryCategory : uint8_t { Parameter, Gradient, Activation, OptimizerState, Temporary, Other };
+const char* category_name(MemoryCategory c);  // "parameter", "gradient", ...
+
+struct MemoryEvent {
+  bool is_alloc = true;
+  const void* ptr = nullptr;
+  size_t bytes = 0;
+  Device device;
+  MemoryCategory category = MemoryCategory::Other;
+  const char* op = nullptr;  // the op running when the block was allocated, or nullptr
+  int64_t time_ns = 0;       // steady clock
+};
+
+class MemoryObserver {
+ public:
+  virtual ~MemoryObserver() = default;
+  // Called on the allocating/freeing thread; must not allocate tensors.
+  virtual void on_memory_event(const MemoryEvent& e) = 0;
+};
+void add_memory_observer(MemoryObserver* o);
+void remove_memory_observer(MemoryObserver* o);
+
+// Sets the category for allocations made on this thread while the guard lives.
+class MemoryCategoryGuard {
+ public:
+  explicit MemoryCategoryGuard(MemoryCategory c);
+  ~MemoryCategoryGuard();
+  MemoryCategoryGuard(const MemoryCategoryGuard&) = delete;
+  MemoryCategoryGuard& operator=(const MemoryCategoryGuard&) = delete;
+
+ private:
+  MemoryCategory saved_;
+  bool saved_explicit_;
+};
+// The category a new allocation on this thread gets.
+MemoryCategory current_memory_category();
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual void* allocate(size_t bytes) = 0;   // throws rt::Error when out of memory
+  virtual void deallocate(void* p, size_t bytes) = 0;
+  virtual Device device() const = 0;
+};
+Allocator* cpu_allocator();  // 64-byte aligned, reports MemoryEvents
+
+// Bytes currently allocated through the CPU allocator, and the peak since the last reset.
+size_t cpu_memory_allocated();
+size_t cpu_max_memory_allocated();
+void reset_cpu_peak_memory();
+
+}  // namespace rt

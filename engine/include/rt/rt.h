@@ -1,0 +1,27 @@
+// rt/rt.h — everything in the engine's public C++ API.
+//
+//   #include "rt/rt.h"
+//   int main() {
+//     rt::manual_seed(0);
+//     rt::nn::Linear fc(784, 10);
+//     rt::optim::Adam opt(fc.parameters(), {.lr = 1e-3});
+//     auto loss = rt::cross_entropy(fc.forward(rt::randn({64, 784})), rt::randint(0, 10, {64}));
+//     opt.zero_grad(); loss.backward(); opt.step();
+//   }
+#pragma once
+#include "rt/allocator.h"
+#include "rt/autograd/engine.h"
+#include "rt/autograd/grad_mode.h"
+#include "rt/autograd/node.h"
+#include "rt/dispatch.h"
+#include "rt/dtype.h"
+#include "rt/error.h"
+#include "rt/generator.h"
+#include "rt/ops/creation.h"
+#include "rt/ops/elementwise.h"
+#include "rt/ops/linalg.h"
+#include "rt/ops/nn_functional.h"
+#include "rt/ops/reduce.h"
+#include "rt/ops/shape.h"
+#include "rt/ops/view.h"
+#include "rt/tensor.h"

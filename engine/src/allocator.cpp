@@ -1,0 +1,128 @@
+// Note [Memory categories]
+// Every allocation is tagged with the category current on the allocating thread: an explicit
+// MemoryCategoryGuard wins (nn modules use Parameter, optimizers OptimizerState, the autograd
+// engine Gradient for .grad and Temporary for intermediate gradients); otherwise memory made
+// while grad mode is on and recording is Activation, and everything else Temporary.
+// The CPU allocator hands out 64-byte aligned blocks from glibc; events go to observers only
+// when one is attached (the dispatch flag), so unobserved allocation costs one atomic load.
+#include "rt/allocator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "rt/autograd/grad_mode.h"
+#include "rt/dispatch.h"
+#include "rt/error.h"
+
+namespace rt {
+namespace {
+
+std::mutex g_mem_mu;
+std::vector<MemoryObserver*> g_mem_observers;
+std::atomic<int> g_mem_observer_count{0};
+std::atomic<size_t> g_cpu_allocated{0};
+std::atomic<size_t> g_cpu_peak{0};
+
+thread_local MemoryCategory t_category = MemoryCategory::Other;
+thread_local bool t_category_explicit = false;
+
+void emit(bool is_alloc, const void* p, size_t bytes, Device d, MemoryCategory c) {
+  if (g_mem_observer_count.load(std::memory_order_relaxed) == 0) return;
+  MemoryEvent e{is_alloc, p, bytes, d, c, current_op_name(), now_ns()};
+  std::lock_guard<std::mutex> lk(g_mem_mu);
+  for (auto* o : g_mem_observers) o->on_memory_event(e);
+}
+
+struct BlockHeader {  // stored just before the aligned block; remembers its category
+  MemoryCategory category;
+};
+constexpr size_t kAlign = 64;
+
+class CpuAllocator final : public Allocator {
+ public:
+  void* allocate(size_t bytes) override {
+    const size_t total = bytes + kAlign;
+    void* raw = std::aligned_alloc(kAlign, (total + kAlign - 1) / kAlign * kAlign);
+    if (!raw)
+      throw Error("out of memory: the CPU allocator could not allocate " + std::to_string(bytes) +
+                  " bytes; reduce the batch size or free tensors you no longer need");
+    char* p = static_cast<char*>(raw) + kAlign;
+    const MemoryCategory c = current_memory_category();
+    reinterpret_cast<BlockHeader*>(p - sizeof(BlockHeader))->category = c;
+    const size_t now = g_cpu_allocated.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    size_t peak = g_cpu_peak.load(std::memory_order_relaxed);
+    while (now > peak && !g_cpu_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {}
+    emit(true, p, bytes, Device::cpu(), c);
+    return p;
+  }
+  void deallocate(void* p, size_t bytes) override {
+    if (!p) return;
+    char* cp = static_cast<char*>(p);
+    emit(false, p, bytes, Device::cpu(), reinterpret_cast<BlockHeader*>(cp - sizeof(BlockHeader))->category);
+    g_cpu_allocated.fetch_sub(bytes, std::memory_order_relaxed);
+    std::free(cp - kAlign);
+  }
+  Device device() const override { return Device::cpu(); }
+};
+
+}  // namespace
+
+namespace detail {
+void set_memory_observed(bool on);
+}
+
+const char* category_name(MemoryCategory c) {
+  switch (c) {
+    case MemoryCategory::Parameter: return "parameter";
+    case MemoryCategory::Gradient: return "gradient";
+    case MemoryCategory::Activation: return "activation";
+    case MemoryCategory::OptimizerState: return "optimizer_state";
+    case MemoryCategory::Temporary: return "temporary";
+    case MemoryCategory::Other: return "other";
+  }
+  return "other";
+}
+
+void add_memory_observer(MemoryObserver* o) {
+  std::lock_guard<std::mutex> lk(g_mem_mu);
+  g_mem_observers.push_back(o);
+  g_mem_observer_count.store(int(g_mem_observers.size()));
+  detail::set_memory_observed(true);
+}
+
+void remove_memory_observer(MemoryObserver* o) {
+  std::lock_guard<std::mutex> lk(g_mem_mu);
+  g_mem_observers.erase(std::remove(g_mem_observers.begin(), g_mem_observers.end(), o), g_mem_observers.end());
+  g_mem_observer_count.store(int(g_mem_observers.size()));
+  detail::set_memory_observed(!g_mem_observers.empty());
+}
+
+MemoryCategoryGuard::MemoryCategoryGuard(MemoryCategory c) : saved_(t_category), saved_explicit_(t_category_explicit) {
+  t_category = c;
+  t_category_explicit = true;
+}
+MemoryCategoryGuard::~MemoryCategoryGuard() {
+  t_category = saved_;
+  t_category_explicit = saved_explicit_;
+}
+
+MemoryCategory current_memory_category() {
+  if (t_category_explicit) return t_category;
+  return GradMode::is_enabled() ? MemoryCategory::Activation : MemoryCategory::Temporary;
+}
+
+Allocator* cpu_allocator() {
+  static CpuAllocator a;
+  return &a;
+}
+
+size_t cpu_memory_allocated() { return g_cpu_allocated.load(); }
+size_t cpu_max_memory_allocated() { return g_cpu_peak.load(); }
+void reset_cpu_peak_memory() { g_cpu_peak.store(g_cpu_allocated.load()); }
+
+}  // namespace rt

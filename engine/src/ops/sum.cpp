@@ -1,0 +1,59 @@
+// sum: the reduction autograd itself needs (sum_to); the other reductions live in reduce.cpp.
+#include "../../kernels/cpu/loops.h"
+#include "../../kernels/cpu/reduce.h"
+#include "rt/autograd/node.h"
+#include "rt/dispatch.h"
+#include "rt/ops/reduce.h"
+#include "rt/ops/view.h"
+
+namespace rt {
+
+Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
+  OpGuard guard("sum", t);
+  const ScalarType out_dtype = is_floating(t.dtype()) ? t.dtype() : kInt64;
+  auto plan = cpu::ReducePlan::make(t, dims, keepdim, "sum");
+  Tensor out = make_tensor(plan.out_shape, out_dtype);
+  visit_dtype(t.dtype(), [&]<typename T>() {
+    using Acc = std::conditional_t<std::is_floating_point_v<compute_t<T>>, std::conditional_t<std::is_same_v<T, double>, double, float>, int64_t>;
+    const T* in = static_cast<const T*>(plan.input.raw_data());
+    const int64_t inner = plan.inner, outer = plan.outer;
+    visit_dtype(out_dtype, [&]<typename O>() {
+      if constexpr (std::is_same_v<O, bool> || std::is_same_v<O, uint8_t> || std::is_same_v<O, int32_t>) {
+        return;  // unreachable: out_dtype is floating or int64
+      } else {
+        O* o = static_cast<O*>(out.raw_data());
+        auto row = [&](int64_t r) {
+          const T* p = in + r * inner;
+          if constexpr (std::is_same_v<Acc, float>) {
+            // pairwise-ish: 8 partial sums keep float32 error small on long rows
+            float acc[8] = {};
+            int64_t i = 0;
+            for (; i + 8 <= inner; i += 8)
+              for (int k = 0; k < 8; ++k) acc[k] += float(p[i + k]);
+            float s = 0;
+            for (; i < inner; ++i) s += float(p[i]);
+            for (int k = 0; k < 8; ++k) s += acc[k];
+            o[r] = O(s);
+          } else {
+            Acc s = 0;
+            for (int64_t i = 0; i < inner; ++i) s += Acc(compute_t<T>(p[i]));
+            o[r] = O(s);
+          }
+        };
+        if (outer * inner >= cpu::kParallelGrain && outer > 1) {
+#pragma omp parallel for schedule(static)
+          for (int64_t r = 0; r < outer; ++r) row(r);
+        } else {
+          for (int64_t r = 0; r < outer; ++r) row(r);
+        }
+      }
+    });
+  });
+  if (autograd::any_requires_grad(t))
+    autograd::record("SumBackward0", {t}, {out}, [in = t.sizes(), kept = plan.kept_shape](const TensorList& g) {
+      return TensorList{expand(reshape(g[0], kept), in)};
+    });
+  return out;
+}
+
+}  // namespace rt
