@@ -24,13 +24,14 @@ namespace {
 std::mutex g_op_mu;
 std::vector<OpObserver*> g_op_observers;
 bool g_memory_observed = false;
+bool g_anomaly_observed = false;  // anomaly mode needs op names for its messages
 
 thread_local std::vector<std::string> t_modules;
 thread_local int t_depth = 0;
 thread_local const char* t_current_op = nullptr;
 
 void update_observed_flag() {
-  const bool on = !g_op_observers.empty() || g_memory_observed;
+  const bool on = !g_op_observers.empty() || g_memory_observed || g_anomaly_observed;
   if (on) detail::g_dispatch_flags.fetch_or(detail::kObserved);
   else detail::g_dispatch_flags.fetch_and(~detail::kObserved);
 }
@@ -45,6 +46,12 @@ namespace detail {
 void set_memory_observed(bool on) {
   std::lock_guard<std::mutex> lk(g_op_mu);
   g_memory_observed = on;
+  update_observed_flag();
+}
+
+void set_anomaly_observed(bool on) {
+  std::lock_guard<std::mutex> lk(g_op_mu);
+  g_anomaly_observed = on;
   update_observed_flag();
 }
 

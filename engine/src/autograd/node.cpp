@@ -13,6 +13,7 @@ namespace rt::autograd {
 namespace {
 std::atomic<uint64_t> g_sequence_nr{0};
 std::atomic<size_t> g_hook_handle{1};
+thread_local const Node* t_running_node = nullptr;  // names the node in SavedTensor errors
 }  // namespace
 
 uint64_t peek_sequence_nr() { return g_sequence_nr.load(std::memory_order_relaxed); }
@@ -60,6 +61,7 @@ SavedTensor::SavedTensor(const Tensor& t) : was_defined_(t.defined()) {
 }
 
 Tensor SavedTensor::unpack(const Node* node) const {
+  if (!node) node = t_running_node;
   if (released_)
     throw AutogradError(
         "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -86,6 +88,11 @@ TensorList FunctionNode::apply(TensorList&& grads) {
     throw AutogradError("Trying to backward through the graph a second time (" + name_ +
                         "): saved tensors were freed by the first backward. Specify retain_graph=true on the first "
                         "call if you need to backward twice.");
+  struct Running {
+    const Node* saved = t_running_node;
+    explicit Running(const Node* n) { t_running_node = n; }
+    ~Running() { t_running_node = saved; }
+  } running(this);
   return fn_(grads);
 }
 

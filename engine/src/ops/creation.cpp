@@ -33,9 +33,12 @@ Tensor full(const Shape& shape, const Scalar& value, TensorOptions opts) {
 Tensor zeros(const Shape& shape, TensorOptions opts) { return full(shape, 0, opts); }
 Tensor ones(const Shape& shape, TensorOptions opts) { return full(shape, 1, opts); }
 
-Tensor tensor(std::initializer_list<float> data, Shape shape) { return from_vector(std::vector<float>(data), shape); }
-Tensor tensor(std::initializer_list<double> data, Shape shape) { return from_vector(std::vector<double>(data), shape); }
-Tensor tensor(std::initializer_list<int64_t> data, Shape shape) { return from_vector(std::vector<int64_t>(data), shape); }
+Tensor tensor(std::initializer_list<float> data) { return from_vector(std::vector<float>(data)); }
+Tensor tensor(std::initializer_list<float> data, const Shape& shape) { return from_vector(std::vector<float>(data), shape); }
+Tensor tensor(std::initializer_list<double> data) { return from_vector(std::vector<double>(data)); }
+Tensor tensor(std::initializer_list<double> data, const Shape& shape) { return from_vector(std::vector<double>(data), shape); }
+Tensor tensor(std::initializer_list<int64_t> data) { return from_vector(std::vector<int64_t>(data)); }
+Tensor tensor(std::initializer_list<int64_t> data, const Shape& shape) { return from_vector(std::vector<int64_t>(data), shape); }
 
 Tensor scalar_tensor(const Scalar& s, TensorOptions opts) { return full({}, s, opts); }
 

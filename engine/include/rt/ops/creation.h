@@ -6,6 +6,7 @@
 //   rt::manual_seed(0); auto r = rt::randn({4});         // reproducible (Philox4x32-10)
 #pragma once
 #include <initializer_list>
+#include <optional>
 #include <vector>
 
 #include "rt/tensor.h"
@@ -17,12 +18,18 @@ Tensor zeros(const Shape& shape, TensorOptions opts = {});
 Tensor ones(const Shape& shape, TensorOptions opts = {});
 Tensor full(const Shape& shape, const Scalar& value, TensorOptions opts = {});
 
-// Copies `data` (row-major) into a new tensor of `shape` (default: 1-D) with T's dtype.
+// Copies `data` (row-major) into a new tensor of `shape` with T's dtype; without a shape the
+// result is 1-D (like torch.tensor([...])); pass Shape{} for a 0-dim tensor of one value.
 template <typename T>
-Tensor from_vector(const std::vector<T>& data, Shape shape = {}, bool requires_grad = false);
-Tensor tensor(std::initializer_list<float> data, Shape shape = {});
-Tensor tensor(std::initializer_list<double> data, Shape shape = {});
-Tensor tensor(std::initializer_list<int64_t> data, Shape shape = {});
+Tensor from_vector(const std::vector<T>& data, const Shape& shape, bool requires_grad = false);
+template <typename T>
+Tensor from_vector(const std::vector<T>& data) { return from_vector(data, Shape{int64_t(data.size())}); }
+Tensor tensor(std::initializer_list<float> data);
+Tensor tensor(std::initializer_list<float> data, const Shape& shape);
+Tensor tensor(std::initializer_list<double> data);
+Tensor tensor(std::initializer_list<double> data, const Shape& shape);
+Tensor tensor(std::initializer_list<int64_t> data);
+Tensor tensor(std::initializer_list<int64_t> data, const Shape& shape);
 Tensor scalar_tensor(const Scalar& s, TensorOptions opts = {});
 
 // [0, end) / [start, end) by step. Default dtype: int64 when all arguments are integers,
@@ -53,8 +60,7 @@ Tensor& uniform_(Tensor& t, double low = 0.0, double high = 1.0);
 Tensor& normal_(Tensor& t, double mean = 0.0, double std = 1.0);
 
 template <typename T>
-Tensor from_vector(const std::vector<T>& data, Shape shape, bool requires_grad) {
-  if (shape.empty() && data.size() != 1) shape = {int64_t(data.size())};
+Tensor from_vector(const std::vector<T>& data, const Shape& shape, bool requires_grad) {
   if (numel_of(shape) != int64_t(data.size()))
     throw ShapeError("from_vector: " + std::to_string(data.size()) + " values cannot fill shape " +
                      format_shape(shape) + " (" + std::to_string(numel_of(shape)) + " elements)");

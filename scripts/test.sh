@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds, runs the engine tests under
+# AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/), then the full suite
+# (build/) through ctest, whose summary is printed last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+
+echo "== sanitizer build (build-asan/) =="
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_SANITIZE=ON \
+  -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build build-asan -j "$jobs"
+echo "== sanitizer tests =="
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" \
+  ctest -j "$jobs" --output-on-failure -L engine --timeout 600 | tail -n 4)
+
+echo "== release build (build/) =="
+scripts/build.sh
+echo "== tests =="
+cd build
+ctest -j "$jobs" --output-on-failure --timeout 600
