@@ -93,8 +93,4 @@ decltype(auto) visit_dtype(ScalarType t, F&& f) {
   return f.template operator()<double>();
 }
 
-// Like visit_dtype, restricted to floating types (others throw DTypeError naming `op`).
-template <typename F>
-decltype(auto) visit_floating(ScalarType t, const char* op, F&& f);
-
 }  // namespace rt

@@ -5,7 +5,7 @@
 //     rt::manual_seed(0);
 //     rt::nn::Linear fc(784, 10);
 //     rt::optim::Adam opt(fc.parameters(), {.lr = 1e-3});
-//     auto loss = rt::cross_entropy(fc.forward(rt::randn({64, 784})), rt::randint(0, 10, {64}));
+//     auto loss = rt::cross_entropy(fc(rt::randn({64, 784})), rt::randint(0, 10, {64}));
 //     opt.zero_grad(); loss.backward(); opt.step();
 //   }
 #pragma once
@@ -13,10 +13,17 @@
 #include "rt/autograd/engine.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"
+#include "rt/data/csv.h"
+#include "rt/data/dataloader.h"
+#include "rt/data/dataset.h"
+#include "rt/data/digits.h"
+#include "rt/data/idx.h"
 #include "rt/dispatch.h"
 #include "rt/dtype.h"
 #include "rt/error.h"
 #include "rt/generator.h"
+#include "rt/io/safetensors.h"
+#include "rt/nn/nn.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/linalg.h"
@@ -24,4 +31,5 @@
 #include "rt/ops/reduce.h"
 #include "rt/ops/shape.h"
 #include "rt/ops/view.h"
+#include "rt/optim/optim.h"
 #include "rt/tensor.h"

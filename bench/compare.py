@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Runs rt_bench and torch_bench.py on this machine, same thread count, and prints the ratio table.
+
+    python3 bench/compare.py --threads 2            # markdown table on stdout
+    python3 bench/compare.py --rt-bench build/bin/rt_bench --only mlp_adam_step
+
+ratio = RustyTorch++ time / PyTorch time (lower is better; < 1 means faster than PyTorch).
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = {  # from the foundation issue: a ratio target, or an absolute per-op target in microseconds
+    "add_1elem": ("per-op overhead <= 0.3 us", None, 0.3e-6),
+    "matmul_1024": ("(no target)", None, None),
+    "mlp_adam_step": ("ratio <= 0.8", 0.8, None),
+    "cnn_sgd_step": ("ratio <= 1.0", 1.0, None),
+}
+NOTES = {
+    "add_1elem": "rt: C++ API; PyTorch: Python API (interpreter overhead included)",
+}
+
+
+def run_json(cmd, env):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def fmt_time(s):
+    return f"{s * 1e6:.2f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--rt-bench", default=os.path.join(HERE, "..", "build", "bin", "rt_bench"))
+    p.add_argument("--only", nargs="*", default=list(TARGETS))
+    args = p.parse_args()
+    if not os.path.exists(args.rt_bench):
+        sys.exit(f"compare.py: {args.rt_bench} not found; build first (scripts/build.sh)")
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    rt = run_json([args.rt_bench, "--threads", str(args.threads), "--only", *args.only], env)
+    try:
+        torch = run_json([sys.executable, os.path.join(HERE, "torch_bench.py"), "--threads", str(args.threads),
+                          "--only", *args.only], env)
+    except (subprocess.CalledProcessError, FileNotFoundError) as e:
+        sys.exit(f"compare.py: PyTorch benchmark failed ({e}); install python3-torch")
+    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; threads {args.threads}; "
+          f"PyTorch {torch['torch_version']}")
+    print()
+    print("| workload | RustyTorch++ | PyTorch | ratio | target | met |")
+    print("|---|---|---|---|---|---|")
+    for name in args.only:
+        r, t = rt["seconds"][name], torch["seconds"][name]
+        label, ratio_target, abs_target = TARGETS[name]
+        met = "—"
+        if ratio_target is not None:
+            met = "yes" if r / t <= ratio_target else "no"
+        elif abs_target is not None:
+            met = "yes" if r <= abs_target else "no"
+        note = f" ({NOTES[name]})" if name in NOTES else ""
+        print(f"| {name}{note} | {fmt_time(r)} | {fmt_time(t)} | {r / t:.2f} | {label} | {met} |")
+
+
+if __name__ == "__main__":
+    main()

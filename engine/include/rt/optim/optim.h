@@ -1,0 +1,13 @@
+// rt/optim/optim.h — every optimizer and LR scheduler (PyTorch's torch.optim for C++).
+//
+//   #include "rt/optim/optim.h"
+//   rt::optim::AdamW opt(model->parameters(), {.lr = 3e-4});
+//   rt::optim::CosineAnnealingLR sched(opt, /*T_max=*/100);
+//
+// Start with rt/optim/optimizer.h (groups, state, state_dict).
+#pragma once
+#include "rt/optim/adam.h"
+#include "rt/optim/adamw.h"
+#include "rt/optim/lr_scheduler.h"
+#include "rt/optim/optimizer.h"
+#include "rt/optim/sgd.h"

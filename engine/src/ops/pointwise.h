@@ -1,0 +1,196 @@
+// Shared pieces of the pointwise ops (unary.cpp, activation.cpp, pow_clamp.cpp, compare.cpp):
+// dtype visitors, the out-of-place unary driver, fused backward kernels, and float32 exp/tanh
+// written so that GCC vectorises the loops in kernels/cpu/loops.h (glibc's expf does not).
+#pragma once
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "../../kernels/cpu/loops.h"
+#include "inplace.h"
+#include "rt/autograd/node.h"
+#include "rt/dispatch.h"
+
+namespace rt::detail {
+
+template <typename T>
+inline constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
+
+// Like visit_dtype, for the floating dtypes only (the caller has checked is_floating).
+template <typename F>
+decltype(auto) visit_float(ScalarType t, F&& f) {
+  switch (t) {
+    case kFloat16: return f.template operator()<Half>();
+    case kBFloat16: return f.template operator()<BFloat16>();
+    case kFloat64: return f.template operator()<double>();
+    default: return f.template operator()<float>();
+  }
+}
+
+// Floating-only functions return float32 for bool and integer inputs, as PyTorch does.
+inline ScalarType float_result(ScalarType t) { return is_floating(t) ? t : kFloat32; }
+
+// c ? a : b without a branch. Under GCC's default -ftrapping-math, ?: between two computed
+// floating values (a product, a quotient) stays a branch and blocks vectorisation; this does not.
+template <typename C>
+[[gnu::always_inline]] inline C blend(bool c, C a, C b) {
+  if constexpr (std::is_floating_point_v<C> || (std::is_integral_v<C> && sizeof(C) >= 4)) {
+    using U = std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>;
+    const U m = U(0) - U(c);
+    return std::bit_cast<C>((std::bit_cast<U>(a) & m) | (std::bit_cast<U>(b) & ~m));
+  } else {
+    return c ? a : b;
+  }
+}
+
+// ---- float32 math that vectorises --------------------------------------------------------
+// exp with Cephes' polynomial on [-ln2/2, ln2/2]; within 2 ulp of the correctly rounded value,
+// exact at 0, inf/0 outside the float range, NaN in -> NaN out. No branches, so loops vectorise.
+[[gnu::always_inline]] inline float exp_f32(float x) {
+  const float xc = blend(x > 89.f, 89.f, blend(x < -104.f, -104.f, x));
+  constexpr float kMagic = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float t = xc * 1.44269504088896341f + kMagic;
+  const float n = t - kMagic;
+  const float r = xc - n * 0.693359375f - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * (r * r) + r + 1.f;
+  // 2^n split in two factors so that n in [-150, 129] stays within normal exponents.
+  const int32_t ni = int32_t(std::bit_cast<uint32_t>(t) - std::bit_cast<uint32_t>(kMagic));
+  const int32_t n1 = ni >> 1, n2 = ni - n1;
+  const float s1 = std::bit_cast<float>(uint32_t(n1 + 127) << 23);
+  const float s2 = std::bit_cast<float>(uint32_t(n2 + 127) << 23);
+  return y * s1 * s2;
+}
+
+// tanh: Cephes' odd polynomial for |x| < 0.625, 1 - 2 / (exp(2|x|) + 1) beyond. Both sides are
+// computed and one selected, so the loop has no branch to stop vectorisation; copysign keeps -0.
+[[gnu::always_inline]] inline float tanh_f32(float x) {
+  const float ax = std::fabs(x);
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = p * z * ax + ax;
+  const float large = 1.f - 2.f / (exp_f32(2.f * ax) + 1.f);
+  return std::copysign(blend(ax < 0.625f, small, large), x);
+}
+
+// erf within 3 ulp: x * P(x^2) for |x| < 1 and 1 - exp(Q(|x|) - x^2) beyond, with P and Q
+// least-squares fits (relative error 1.4e-9 and absolute error 1.3e-8 in log erfc).
+[[gnu::always_inline]] inline float erf_f32(float x) {
+  const float a = std::fabs(x), s = x * x;
+  float p = 7.898210124667817e-05f;
+  p = p * s - 8.024354100643322e-04f;
+  p = p * s + 5.190053574128705e-03f;
+  p = p * s - 2.6854808534834983e-02f;
+  p = p * s + 1.1283612428168437e-01f;
+  p = p * s - 3.7612628843314244e-01f;
+  p = p * s + 1.1283791665100473f;
+  const float small = p * a;
+  const float ac = blend(a > 4.f, 4.f, a);  // erf(x) rounds to 1 beyond 3.92
+  const float t = ac - 2.5f;
+  float q = 1.614061609919124e-06f;
+  q = q * t - 1.330939038821854e-05f;
+  q = q * t + 7.739442553496749e-05f;
+  q = q * t - 4.2014456752722303e-04f;
+  q = q * t + 2.1651603097293986e-03f;
+  q = q * t - 1.0858517012642621e-02f;
+  q = q * t + 5.610635972748159e-02f;
+  q = q * t - 3.5268068107285533e-01f;
+  q = q * t - 1.5568152770519286f;
+  const float large = 1.f - exp_f32(q - ac * ac);
+  return std::copysign(blend(a < 1.f, small, large), x);
+}
+
+// Inlined into every kernel loop: a call left in the loop stops vectorisation.
+[[gnu::always_inline]] inline float vexp(float x) { return exp_f32(x); }
+[[gnu::always_inline]] inline double vexp(double x) { return std::exp(x); }
+[[gnu::always_inline]] inline float vtanh(float x) { return tanh_f32(x); }
+[[gnu::always_inline]] inline double vtanh(double x) { return std::tanh(x); }
+[[gnu::always_inline]] inline float verf(float x) { return erf_f32(x); }
+[[gnu::always_inline]] inline double verf(double x) { return std::erf(x); }
+// 1 / (1 + exp(-x)), written as e / (1 + e) with e = exp(x) for x < 0 so that tiny results keep
+// their relative precision instead of flushing to 0 once exp(-x) overflows.
+template <typename C>
+[[gnu::always_inline]] inline C vsigmoid(C x) {
+  const C e = vexp(-std::fabs(x));
+  const C s = C(1) / (C(1) + e);
+  return blend(x < C(0), e * s, s);
+}
+
+// ---- drivers ------------------------------------------------------------------------------
+// Note [Inlined kernel lambdas]
+// Op lambdas that call exp_f32/tanh_f32/erf_f32 are marked __attribute__((always_inline)) (the
+// [[gnu::]] spelling is ignored on lambdas): once those are inlined into them, GCC keeps such a
+// lambda out of line, and a call per element stops the loops in kernels/cpu/loops.h from
+// vectorising (gelu ran 4x slower). Small lambdas are inlined without help.
+// out = op(a) for a floating-only function; op is generic over float and double.
+template <typename Op>
+Tensor map_float(const Tensor& a, Op op) {
+  const ScalarType in = a.dtype();
+  Tensor out = make_tensor(a.sizes(), float_result(in));
+  cpu::ElementwiseLoop loop(out, {a});
+  if (is_floating(in)) {
+    visit_float(in, [&]<typename T>() { cpu::unary_kernel<T>(loop, op); });
+  } else {
+    visit_dtype(in, [&]<typename T>() {
+      if constexpr (!is_float_v<T>)
+        cpu::unary_kernel<T, float>(loop, [op](compute_t<T> x) { return op(float(x)); });
+    });
+  }
+  return out;
+}
+
+// out = op(a) in a's dtype for every dtype but bool (the caller handles bool first).
+template <typename Op>
+Tensor map_same(const Tensor& a, Op op) {
+  Tensor out = make_tensor(a.sizes(), a.dtype());
+  cpu::ElementwiseLoop loop(out, {a});
+  visit_dtype(a.dtype(), [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>) cpu::unary_kernel<T>(loop, op);
+  });
+  return out;
+}
+
+// A fused backward kernel: grad_in = op(grad, saved) in saved's (floating) dtype, shaped like
+// grad. Reported to observers as `name` ("sigmoid_backward"), like PyTorch's backward ops.
+template <typename Op>
+Tensor map_grad(const char* name, const Tensor& grad, const Tensor& saved, Op op) {
+  OpGuard guard(name, grad, saved);
+  const ScalarType dt = saved.dtype();
+  Tensor g = convert(grad, dt);
+  Tensor out = make_tensor(grad.sizes(), dt);
+  cpu::ElementwiseLoop loop(out, {g, saved});
+  visit_float(dt, [&]<typename T>() { cpu::binary_kernel<T>(loop, op); });
+  return out;
+}
+
+// Same with two saved tensors: grad_in = op(grad, s1, s2), computed in dtype `dt`.
+template <typename Op>
+Tensor map_grad3(const char* name, ScalarType dt, const Tensor& grad, const Tensor& s1, const Tensor& s2, Op op) {
+  OpGuard guard(name, grad, s1, s2);
+  Tensor g = convert(grad, dt), a = convert(s1, dt), b = convert(s2, dt);
+  Tensor out = make_tensor(grad.sizes(), dt);
+  cpu::ElementwiseLoop loop(out, {g, a, b});
+  visit_float(dt, [&]<typename T>() { cpu::ternary_kernel<T, T, T, T>(loop, op); });
+  return out;
+}
+
+// Records node `name` for out = f(in), whose backward is map_grad(backward_op, grad, saved, op).
+template <typename Op>
+void record_unary(const char* name, const char* backward_op, const Tensor& in, const Tensor& out,
+                  const Tensor& saved, Op op) {
+  autograd::record(name, {in}, {out}, [s = autograd::SavedTensor(saved), backward_op, op](const TensorList& g) {
+    return TensorList{map_grad(backward_op, g[0], s.unpack(), op)};
+  });
+}
+
+}  // namespace rt::detail

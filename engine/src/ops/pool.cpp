@@ -1,0 +1,297 @@
+// max_pool2d, avg_pool2d, adaptive_avg_pool2d over [N, C, H, W] or [C, H, W], with backward.
+// Each (n, c) plane is independent: planes run in parallel, each one serially, so results
+// (gradients included) do not depend on the thread count.
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+
+#include "../../kernels/cpu/loops.h"
+#include "rt/autograd/node.h"
+#include "rt/dispatch.h"
+#include "rt/ops/linalg.h"
+
+namespace rt {
+namespace {
+
+struct PoolShape {
+  int64_t planes = 0, H = 0, W = 0, oH = 0, oW = 0;
+  int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0, dH = 1, dW = 1;
+  Shape out_shape;
+};
+
+template <typename F>
+void for_planes(const PoolShape& s, int64_t work_per_plane, F fn) {
+  if (s.planes > 1 && s.planes * work_per_plane >= cpu::kParallelGrain && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < s.planes; ++p)
+      if (!cancel_requested()) fn(p);
+    check_cancel();
+  } else {
+    for (int64_t p = 0; p < s.planes; ++p) fn(p);
+  }
+}
+
+// visit_dtype without bool (max pooling) or restricted to floating types (averages, gradients).
+template <typename F>
+void visit_ordered(ScalarType t, F&& f) {
+  visit_dtype(t, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>) f.template operator()<T>();
+  });
+}
+template <typename F>
+void visit_float(ScalarType t, F&& f) {
+  visit_dtype(t, [&]<typename T>() {
+    if constexpr (std::is_floating_point_v<compute_t<T>>) f.template operator()<T>();
+  });
+}
+
+Tensor dense(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor out = make_tensor(t.sizes(), t.dtype());
+  cpu::copy_kernel(out, t);
+  return out;
+}
+
+Shape pair(const char* op, const char* what, const Shape& v, int64_t min) {
+  if (v.size() != 1 && v.size() != 2)
+    throw ValueError(std::string(op) + ": " + what + " must have 1 or 2 values, got " + format_shape(v) + module_context());
+  Shape out = v.size() == 1 ? Shape{v[0], v[0]} : v;
+  for (int64_t x : out)
+    if (x < min)
+      throw ValueError(std::string(op) + ": " + what + " must be " + (min == 0 ? "non-negative" : "positive") +
+                       ", got " + format_shape(v) + module_context());
+  return out;
+}
+
+int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t d, bool ceil_mode) {
+  int64_t out = div_floor(in + 2 * pad - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
+  if (ceil_mode && (out - 1) * s >= in + pad) --out;  // the last window must start inside the input or left padding
+  return out;
+}
+
+// Checks the input (3-D or 4-D, non-empty planes) and fills planes/H/W/out_shape's leading dims.
+PoolShape check_input(const char* op, const Tensor& input, bool floating_only) {
+  if (input.dim() != 3 && input.dim() != 4)
+    throw_shape_error(op, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, but got shape " + format_shape(input.sizes()));
+  for (int64_t d = input.dim() - 3; d < input.dim(); ++d)
+    if (input.size(d) == 0)
+      throw_shape_error(op, "expected non-empty channel and spatial dims, but input " + format_shape(input.sizes()) +
+                                " has size 0 at dimension " + std::to_string(d));
+  if (input.dtype() == kBool || (floating_only && !is_floating(input.dtype())))
+    throw DTypeError(std::string(op) + ": not implemented for dtype " + std::string(dtype_name(input.dtype())) +
+                     module_context() + ". Hint: convert the input with .to(rt::kFloat32)");
+  PoolShape s;
+  s.H = input.size(-2);
+  s.W = input.size(-1);
+  s.planes = input.numel() / (s.H * s.W);
+  s.out_shape = Shape(input.sizes().begin(), input.sizes().end() - 2);
+  return s;
+}
+
+void set_window(const char* op, PoolShape& s, const Tensor& input, const Shape& kernel_size, const Shape& stride,
+                const Shape& padding, const Shape& dilation, bool ceil_mode) {
+  const Shape k = pair(op, "kernel_size", kernel_size, 1);
+  const Shape st = stride.empty() ? k : pair(op, "stride", stride, 1);
+  const Shape p = pair(op, "padding", padding, 0), d = pair(op, "dilation", dilation, 1);
+  if (p[0] > k[0] / 2 || p[1] > k[1] / 2)
+    throw_shape_error(op, "padding " + format_shape(p) + " should be at most half of the kernel size " + format_shape(k),
+                      "use a larger kernel_size or less padding");
+  s.kH = k[0], s.kW = k[1], s.sH = st[0], s.sW = st[1], s.pH = p[0], s.pW = p[1], s.dH = d[0], s.dW = d[1];
+  s.oH = pooled_size(s.H, s.kH, s.pH, s.sH, s.dH, ceil_mode);
+  s.oW = pooled_size(s.W, s.kW, s.pW, s.sW, s.dW, ceil_mode);
+  if (s.oH < 1 || s.oW < 1)
+    throw_shape_error(op, "output size [" + std::to_string(s.oH) + ", " + std::to_string(s.oW) + "] is too small: input " +
+                              format_shape(input.sizes()) + " with padding " + format_shape(p) + " is smaller than the " +
+                              "dilated kernel [" + std::to_string(s.dH * (s.kH - 1) + 1) + ", " +
+                              std::to_string(s.dW * (s.kW - 1) + 1) + "]",
+                      "use a smaller kernel_size or more padding");
+  s.out_shape.push_back(s.oH);
+  s.out_shape.push_back(s.oW);
+}
+
+// avg_pool2d's window of output (oh, ow), clipped to the input, and its divisor.
+struct AvgWindow {
+  int64_t h0, h1, w0, w1, divisor;
+};
+AvgWindow avg_window(const PoolShape& s, int64_t oh, int64_t ow, bool count_include_pad) {
+  int64_t h0 = oh * s.sH - s.pH, w0 = ow * s.sW - s.pW;
+  int64_t h1 = std::min(h0 + s.kH, s.H + s.pH), w1 = std::min(w0 + s.kW, s.W + s.pW);
+  const int64_t padded = (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, s.H), w1 = std::min(w1, s.W);
+  return {h0, h1, w0, w1, count_include_pad ? padded : (h1 - h0) * (w1 - w0)};
+}
+
+int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
+int64_t adaptive_end(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding,
+                  const Shape& dilation, bool ceil_mode) {
+  OpGuard guard("max_pool2d", input);
+  PoolShape s = check_input("max_pool2d", input, false);
+  set_window("max_pool2d", s, input, kernel_size, stride, padding, dilation, ceil_mode);
+  const Tensor in = dense(input);
+  Tensor out = make_tensor(s.out_shape, input.dtype()), indices = make_tensor(s.out_shape, kInt64);
+  visit_ordered(input.dtype(), [&]<typename T>() {
+    using C = compute_t<T>;
+    const T* pi = static_cast<const T*>(in.raw_data());
+    T* po = static_cast<T*>(out.raw_data());
+    int64_t* px = indices.data_ptr<int64_t>();
+    for_planes(s, s.oH * s.oW * s.kH * s.kW, [&](int64_t p) {
+      const T* plane = pi + p * s.H * s.W;
+      for (int64_t oh = 0; oh < s.oH; ++oh)
+        for (int64_t ow = 0; ow < s.oW; ++ow) {
+          C best = std::numeric_limits<C>::lowest();
+          int64_t arg = -1;
+          for (int64_t i = 0; i < s.kH; ++i) {
+            const int64_t ih = oh * s.sH - s.pH + i * s.dH;
+            if (ih < 0 || ih >= s.H) continue;
+            for (int64_t j = 0; j < s.kW; ++j) {
+              const int64_t iw = ow * s.sW - s.pW + j * s.dW;
+              if (iw < 0 || iw >= s.W) continue;
+              const C v = C(plane[ih * s.W + iw]);
+              bool take = arg < 0 || v > best;
+              if constexpr (std::is_floating_point_v<C>) take = take || std::isnan(v);
+              if (take) best = v, arg = ih * s.W + iw;
+            }
+          }
+          const int64_t o = (p * s.oH + oh) * s.oW + ow;
+          po[o] = T(best);
+          px[o] = arg;
+        }
+    });
+  });
+  if (autograd::any_requires_grad(input))
+    autograd::record("MaxPool2DWithIndicesBackward0", {input}, {out}, [s, indices, shape = input.sizes()](const TensorList& g) {
+      OpGuard guard("max_pool2d_with_indices_backward", g[0]);
+      const Tensor go = dense(g[0]);
+      Tensor gin = make_tensor(shape, go.dtype());
+      visit_float(go.dtype(), [&]<typename T>() {
+        using C = compute_t<T>;
+        const T* pg = static_cast<const T*>(go.raw_data());
+        const int64_t* px = indices.data_ptr<int64_t>();
+        T* pd = static_cast<T*>(gin.raw_data());
+        for_planes(s, s.oH * s.oW, [&](int64_t p) {
+          std::vector<C> acc(size_t(s.H * s.W), C(0));
+          for (int64_t o = p * s.oH * s.oW; o < (p + 1) * s.oH * s.oW; ++o)
+            if (px[o] >= 0) acc[size_t(px[o])] += C(pg[o]);
+          for (int64_t i = 0; i < s.H * s.W; ++i) pd[p * s.H * s.W + i] = T(acc[size_t(i)]);
+        });
+      });
+      return TensorList{gin};
+    });
+  return out;
+}
+
+Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding,
+                  bool ceil_mode, bool count_include_pad) {
+  OpGuard guard("avg_pool2d", input);
+  PoolShape s = check_input("avg_pool2d", input, true);
+  set_window("avg_pool2d", s, input, kernel_size, stride, padding, {1}, ceil_mode);
+  const Tensor in = dense(input);
+  Tensor out = make_tensor(s.out_shape, input.dtype());
+  visit_float(input.dtype(), [&]<typename T>() {
+    using C = compute_t<T>;
+    const T* pi = static_cast<const T*>(in.raw_data());
+    T* po = static_cast<T*>(out.raw_data());
+    for_planes(s, s.oH * s.oW * s.kH * s.kW, [&](int64_t p) {
+      const T* plane = pi + p * s.H * s.W;
+      for (int64_t oh = 0; oh < s.oH; ++oh)
+        for (int64_t ow = 0; ow < s.oW; ++ow) {
+          const AvgWindow w = avg_window(s, oh, ow, count_include_pad);
+          C sum = 0;
+          for (int64_t ih = w.h0; ih < w.h1; ++ih)
+            for (int64_t iw = w.w0; iw < w.w1; ++iw) sum += C(plane[ih * s.W + iw]);
+          po[(p * s.oH + oh) * s.oW + ow] = T(w.h0 >= w.h1 || w.w0 >= w.w1 ? C(0) : sum / C(w.divisor));
+        }
+    });
+  });
+  if (autograd::any_requires_grad(input))
+    autograd::record("AvgPool2DBackward0", {input}, {out}, [s, count_include_pad, shape = input.sizes()](const TensorList& g) {
+      OpGuard guard("avg_pool2d_backward", g[0]);
+      const Tensor go = dense(g[0]);
+      Tensor gin = make_tensor(shape, go.dtype());
+      visit_float(go.dtype(), [&]<typename T>() {
+        using C = compute_t<T>;
+        const T* pg = static_cast<const T*>(go.raw_data());
+        T* pd = static_cast<T*>(gin.raw_data());
+        for_planes(s, s.oH * s.oW * s.kH * s.kW, [&](int64_t p) {
+          std::vector<C> acc(size_t(s.H * s.W), C(0));
+          for (int64_t oh = 0; oh < s.oH; ++oh)
+            for (int64_t ow = 0; ow < s.oW; ++ow) {
+              const AvgWindow w = avg_window(s, oh, ow, count_include_pad);
+              if (w.h0 >= w.h1 || w.w0 >= w.w1) continue;
+              const C v = C(pg[(p * s.oH + oh) * s.oW + ow]) / C(w.divisor);
+              for (int64_t ih = w.h0; ih < w.h1; ++ih)
+                for (int64_t iw = w.w0; iw < w.w1; ++iw) acc[size_t(ih * s.W + iw)] += v;
+            }
+          for (int64_t i = 0; i < s.H * s.W; ++i) pd[p * s.H * s.W + i] = T(acc[size_t(i)]);
+        });
+      });
+      return TensorList{gin};
+    });
+  return out;
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& input, const Shape& output_size) {
+  OpGuard guard("adaptive_avg_pool2d", input);
+  PoolShape s = check_input("adaptive_avg_pool2d", input, true);
+  const Shape o = pair("adaptive_avg_pool2d", "output_size", output_size, 0);
+  s.oH = o[0], s.oW = o[1];
+  s.out_shape.push_back(s.oH);
+  s.out_shape.push_back(s.oW);
+  const Tensor in = dense(input);
+  Tensor out = make_tensor(s.out_shape, input.dtype());
+  const int64_t work = std::max<int64_t>(s.H * s.W, s.oH * s.oW);
+  visit_float(input.dtype(), [&]<typename T>() {
+    using C = compute_t<T>;
+    const T* pi = static_cast<const T*>(in.raw_data());
+    T* po = static_cast<T*>(out.raw_data());
+    for_planes(s, work, [&](int64_t p) {
+      const T* plane = pi + p * s.H * s.W;
+      for (int64_t oh = 0; oh < s.oH; ++oh) {
+        const int64_t h0 = adaptive_start(oh, s.H, s.oH), h1 = adaptive_end(oh, s.H, s.oH);
+        for (int64_t ow = 0; ow < s.oW; ++ow) {
+          const int64_t w0 = adaptive_start(ow, s.W, s.oW), w1 = adaptive_end(ow, s.W, s.oW);
+          C sum = 0;
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw) sum += C(plane[ih * s.W + iw]);
+          po[(p * s.oH + oh) * s.oW + ow] = T(sum / C((h1 - h0) * (w1 - w0)));
+        }
+      }
+    });
+  });
+  if (autograd::any_requires_grad(input))
+    autograd::record("AdaptiveAvgPool2DBackward0", {input}, {out}, [s, work, shape = input.sizes()](const TensorList& g) {
+      OpGuard guard("_adaptive_avg_pool2d_backward", g[0]);
+      const Tensor go = dense(g[0]);
+      Tensor gin = make_tensor(shape, go.dtype());
+      visit_float(go.dtype(), [&]<typename T>() {
+        using C = compute_t<T>;
+        const T* pg = static_cast<const T*>(go.raw_data());
+        T* pd = static_cast<T*>(gin.raw_data());
+        for_planes(s, work, [&](int64_t p) {
+          std::vector<C> acc(size_t(s.H * s.W), C(0));
+          for (int64_t oh = 0; oh < s.oH; ++oh) {
+            const int64_t h0 = adaptive_start(oh, s.H, s.oH), h1 = adaptive_end(oh, s.H, s.oH);
+            for (int64_t ow = 0; ow < s.oW; ++ow) {
+              const int64_t w0 = adaptive_start(ow, s.W, s.oW), w1 = adaptive_end(ow, s.W, s.oW);
+              const C v = C(pg[(p * s.oH + oh) * s.oW + ow]) / C((h1 - h0) * (w1 - w0));
+              for (int64_t ih = h0; ih < h1; ++ih)
+                for (int64_t iw = w0; iw < w1; ++iw) acc[size_t(ih * s.W + iw)] += v;
+            }
+          }
+          for (int64_t i = 0; i < s.H * s.W; ++i) pd[p * s.H * s.W + i] = T(acc[size_t(i)]);
+        });
+      });
+      return TensorList{gin};
+    });
+  return out;
+}
+
+}  // namespace rt

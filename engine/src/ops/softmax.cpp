@@ -1,0 +1,221 @@
+// softmax and log_softmax along one dim: fused, max-shifted forward and fused backward.
+#include <cmath>
+#include <limits>
+
+#include "../../kernels/cpu/loops.h"
+#include "inplace.h"
+#include "pointwise.h"
+#include "rt/autograd/node.h"
+#include "rt/dispatch.h"
+#include "rt/ops/nn_functional.h"
+
+namespace rt {
+
+namespace {
+
+// Accumulation type: double stays double, everything else sums in float.
+template <typename T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// The tensor viewed as [outer, n, inner] around `dim`.
+struct DimLayout {
+  int64_t outer = 1, n = 1, inner = 1;
+  DimLayout(const Shape& s, int64_t dim) {
+    for (int64_t i = 0; i < int64_t(s.size()); ++i) {
+      if (i < dim) outer *= s[size_t(i)];
+      else if (i == dim) n = s[size_t(i)];
+      else inner *= s[size_t(i)];
+    }
+  }
+};
+
+constexpr int64_t kBlock = 64;  // columns processed together when the reduced dim is strided
+
+// Runs body(o, i0, i1) over every outer index and block of inner columns, in parallel for large work.
+template <typename F>
+void for_each_block(const DimLayout& L, F&& body) {
+  const int64_t blocks = (L.inner + kBlock - 1) / kBlock;
+  const int64_t tasks = L.outer * blocks;
+  auto run = [&](int64_t t) {
+    const int64_t o = t / blocks, b = t % blocks;
+    body(o, b * kBlock, std::min(L.inner, (b + 1) * kBlock));
+  };
+  if (L.outer * L.n * L.inner >= cpu::kParallelGrain && tasks > 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) run(t);
+  } else {
+    for (int64_t t = 0; t < tasks; ++t) run(t);
+  }
+}
+
+// Max and sums need no NaN special case: a NaN anywhere in a row reaches every output through the sum.
+template <typename T>
+compute_t<T> row_max(const T* x, int64_t n, int64_t stride) {
+  using C = compute_t<T>;
+  C m = -std::numeric_limits<C>::infinity();
+#pragma omp simd reduction(max : m)
+  for (int64_t d = 0; d < n; ++d) m = std::max(m, C(x[d * stride]));
+  return m;
+}
+
+// One contiguous row (the reduced dim is innermost).
+template <typename T>
+void softmax_row(const T* x, T* y, int64_t n, bool log) {
+  using C = compute_t<T>;
+  using A = acc_t<T>;
+  const C mx = row_max(x, n, 1);
+  A sum = 0;
+  if (!log && std::is_same_v<T, C>) {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t d = 0; d < n; ++d) {
+      const C e = detail::vexp(C(x[d]) - mx);
+      y[d] = T(e);
+      sum += A(e);
+    }
+    const C scale = C(A(1) / sum);
+#pragma omp simd
+    for (int64_t d = 0; d < n; ++d) y[d] = T(C(y[d]) * scale);
+    return;
+  }
+#pragma omp simd reduction(+ : sum)
+  for (int64_t d = 0; d < n; ++d) sum += A(detail::vexp(C(x[d]) - mx));
+  if (log) {
+    const C shift = mx + C(std::log(sum));
+#pragma omp simd
+    for (int64_t d = 0; d < n; ++d) y[d] = T(C(x[d]) - shift);
+  } else {
+    const C scale = C(A(1) / sum);
+#pragma omp simd
+    for (int64_t d = 0; d < n; ++d) y[d] = T(detail::vexp(C(x[d]) - mx) * scale);
+  }
+}
+
+template <typename T>
+void softmax_forward(const T* x, T* y, const DimLayout& L, bool log) {
+  using C = compute_t<T>;
+  using A = acc_t<T>;
+  const int64_t n = L.n, inner = L.inner;
+  if (inner == 1) {
+    for_each_block(L, [&](int64_t o, int64_t, int64_t) { softmax_row(x + o * n, y + o * n, n, log); });
+    return;
+  }
+  // Strided dim: a block of neighbouring columns is reduced together, each inner loop contiguous.
+  for_each_block(L, [&](int64_t o, int64_t i0, int64_t i1) {
+    const T* xb = x + o * n * inner + i0;
+    T* yb = y + o * n * inner + i0;
+    const int64_t w = i1 - i0;
+    C mx[kBlock], k[kBlock];
+    A sum[kBlock];
+    for (int64_t j = 0; j < w; ++j) mx[j] = -std::numeric_limits<C>::infinity(), sum[j] = 0;
+    for (int64_t d = 0; d < n; ++d)
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) mx[j] = std::max(mx[j], C(xb[d * inner + j]));
+    for (int64_t d = 0; d < n; ++d)
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) sum[j] += A(detail::vexp(C(xb[d * inner + j]) - mx[j]));
+    for (int64_t j = 0; j < w; ++j) k[j] = log ? mx[j] + C(std::log(sum[j])) : C(A(1) / sum[j]);
+    for (int64_t d = 0; d < n; ++d) {
+      const T* xr = xb + d * inner;
+      T* yr = yb + d * inner;
+      if (log) {
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) yr[j] = T(C(xr[j]) - k[j]);
+      } else {
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) yr[j] = T(detail::vexp(C(xr[j]) - mx[j]) * k[j]);
+      }
+    }
+  });
+}
+
+// softmax: gx = y * (g - sum(g * y)); log_softmax: gx = g - exp(y) * sum(g).
+template <typename T>
+void softmax_backward(const T* y, const T* g, T* gx, const DimLayout& L, bool log) {
+  using C = compute_t<T>;
+  using A = acc_t<T>;
+  const int64_t n = L.n, inner = L.inner;
+  for_each_block(L, [&](int64_t o, int64_t i0, int64_t i1) {
+    const int64_t base = o * n * inner + i0;
+    const int64_t w = i1 - i0;
+    A dot[kBlock];
+    for (int64_t j = 0; j < w; ++j) dot[j] = 0;
+    if (inner == 1) {
+      A s = 0;
+#pragma omp simd reduction(+ : s)
+      for (int64_t d = 0; d < n; ++d) s += log ? A(C(g[base + d])) : A(C(g[base + d]) * C(y[base + d]));
+      dot[0] = s;
+    } else {
+      for (int64_t d = 0; d < n; ++d)
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) {
+          const int64_t k = base + d * inner + j;
+          dot[j] += log ? A(C(g[k])) : A(C(g[k]) * C(y[k]));
+        }
+    }
+    for (int64_t d = 0; d < n; ++d) {
+      const int64_t r = base + d * inner;
+      if (log) {
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) gx[r + j] = T(C(g[r + j]) - detail::vexp(C(y[r + j])) * C(dot[j]));
+      } else {
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) gx[r + j] = T(C(y[r + j]) * (C(g[r + j]) - C(dot[j])));
+      }
+    }
+  });
+}
+
+Tensor dense(const Tensor& t, ScalarType dt) {
+  Tensor c = detail::convert(t.detach(), dt);
+  return c.is_contiguous() ? c : c.contiguous();
+}
+
+template <typename F>
+void visit_float(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case kFloat16: return f.template operator()<Half>();
+    case kBFloat16: return f.template operator()<BFloat16>();
+    case kFloat32: return f.template operator()<float>();
+    case kFloat64: return f.template operator()<double>();
+    default:
+      throw DTypeError(std::string(op) + ": expected a floating point input, got " + std::string(dtype_name(t)) +
+                       module_context() + ". Hint: convert it first, e.g. x.to(rt::kFloat32)");
+  }
+}
+
+Tensor softmax_backward_tensor(const Tensor& y, const Tensor& grad, int64_t dim, bool log) {
+  const DimLayout L(y.sizes(), dim);
+  Tensor yc = dense(y, y.dtype()), gc = dense(grad, y.dtype());
+  Tensor gx = make_tensor(y.sizes(), y.dtype());
+  if (gx.numel() == 0) return gx;
+  visit_float(y.dtype(), log ? "log_softmax_backward" : "softmax_backward", [&]<typename T>() {
+    softmax_backward<T>(yc.data_ptr<T>(), gc.data_ptr<T>(), gx.data_ptr<T>(), L, log);
+  });
+  return gx;
+}
+
+Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  OpGuard guard(op, x);
+  dim = wrap_dim(dim, x.dim(), op);
+  const DimLayout L(x.sizes(), dim);
+  Tensor out = make_tensor(x.sizes(), x.dtype());
+  visit_float(x.dtype(), op, [&]<typename T>() {
+    if (out.numel() == 0) return;
+    Tensor xc = dense(x, x.dtype());
+    softmax_forward<T>(xc.data_ptr<T>(), out.data_ptr<T>(), L, log);
+  });
+  if (autograd::any_requires_grad(x))
+    autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {x}, {out},
+                     [saved = autograd::SavedTensor(out), dim, log](const TensorList& g) {
+                       return TensorList{softmax_backward_tensor(saved.unpack(), g[0], dim, log)};
+                     });
+  return out;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl(x, dim, false); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl(x, dim, true); }
+
+}  // namespace rt

@@ -1,0 +1,117 @@
+// Unary math: abs, sign, exp, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tanh.
+#include "pointwise.h"
+#include "rt/ops/creation.h"
+#include "rt/ops/elementwise.h"
+#include "rt/ops/view.h"
+
+namespace rt {
+using autograd::record;
+using detail::map_float;
+using detail::record_unary;
+
+Tensor abs(const Tensor& a) {
+  OpGuard guard("abs", a);
+  if (a.dtype() == kBool)
+    throw DTypeError("abs: not implemented for bool tensors. Hint: convert with .to(rt::kInt64) first");
+  Tensor out = detail::map_same(a, [](auto x) {
+    using C = decltype(x);
+    if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
+    else if constexpr (std::is_unsigned_v<C>) return x;
+    else return x < 0 ? C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x)) : x;  // INT_MIN stays, no UB
+  });
+  if (autograd::any_requires_grad(a))
+    record_unary("AbsBackward0", "abs_backward", a, out, a,
+                 [](auto g, auto x) { return x > 0 ? g : (x < 0 ? -g : decltype(g)(0)); });
+  return out;
+}
+
+Tensor sign(const Tensor& a) {
+  OpGuard guard("sign", a);
+  if (a.dtype() == kBool) return clone(detach(a));
+  Tensor out = detail::map_same(a, [](auto x) {
+    using C = decltype(x);
+    return C(int(C(0) < x) - int(x < C(0)));
+  });
+  if (autograd::any_requires_grad(a))
+    record("SignBackward0", {a}, {out}, [](const TensorList& g) { return TensorList{zeros_like(g[0])}; });
+  return out;
+}
+
+Tensor exp(const Tensor& a) {
+  OpGuard guard("exp", a);
+  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vexp(x); });
+  if (autograd::any_requires_grad(a))
+    record_unary("ExpBackward0", "exp_backward", a, out, out, [](auto g, auto r) { return g * r; });
+  return out;
+}
+
+Tensor log(const Tensor& a) {
+  OpGuard guard("log", a);
+  Tensor out = map_float(a, [](auto x) { return std::log(x); });
+  if (autograd::any_requires_grad(a))
+    record_unary("LogBackward0", "log_backward", a, out, a, [](auto g, auto x) { return g / x; });
+  return out;
+}
+
+Tensor log1p(const Tensor& a) {
+  OpGuard guard("log1p", a);
+  Tensor out = map_float(a, [](auto x) { return std::log1p(x); });
+  if (autograd::any_requires_grad(a))
+    record_unary("Log1PBackward0", "log1p_backward", a, out, a,
+                 [](auto g, auto x) { return g / (x + decltype(x)(1)); });
+  return out;
+}
+
+Tensor sqrt(const Tensor& a) {
+  OpGuard guard("sqrt", a);
+  Tensor out = map_float(a, [](auto x) { return std::sqrt(x); });
+  if (autograd::any_requires_grad(a))
+    record_unary("SqrtBackward0", "sqrt_backward", a, out, out,
+                 [](auto g, auto r) { return g / (decltype(r)(2) * r); });
+  return out;
+}
+
+Tensor rsqrt(const Tensor& a) {
+  OpGuard guard("rsqrt", a);
+  Tensor out = map_float(a, [](auto x) { return decltype(x)(1) / std::sqrt(x); });
+  if (autograd::any_requires_grad(a))
+    record_unary("RsqrtBackward0", "rsqrt_backward", a, out, out,
+                 [](auto g, auto r) { return decltype(r)(-0.5) * g * r * r * r; });
+  return out;
+}
+
+Tensor reciprocal(const Tensor& a) {
+  OpGuard guard("reciprocal", a);
+  Tensor out = map_float(a, [](auto x) { return decltype(x)(1) / x; });
+  if (autograd::any_requires_grad(a))
+    record_unary("ReciprocalBackward0", "reciprocal_backward", a, out, out,
+                 [](auto g, auto r) { return -g * r * r; });
+  return out;
+}
+
+Tensor sin(const Tensor& a) {
+  OpGuard guard("sin", a);
+  Tensor out = map_float(a, [](auto x) { return std::sin(x); });
+  if (autograd::any_requires_grad(a))
+    record_unary("SinBackward0", "sin_backward", a, out, a, [](auto g, auto x) { return g * std::cos(x); });
+  return out;
+}
+
+Tensor cos(const Tensor& a) {
+  OpGuard guard("cos", a);
+  Tensor out = map_float(a, [](auto x) { return std::cos(x); });
+  if (autograd::any_requires_grad(a))
+    record_unary("CosBackward0", "cos_backward", a, out, a, [](auto g, auto x) { return -g * std::sin(x); });
+  return out;
+}
+
+Tensor tanh(const Tensor& a) {
+  OpGuard guard("tanh", a);
+  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vtanh(x); });
+  if (autograd::any_requires_grad(a))
+    record_unary("TanhBackward0", "tanh_backward", a, out, out,
+                 [](auto g, auto r) { return g * (decltype(r)(1) - r * r); });
+  return out;
+}
+
+}  // namespace rt

@@ -1,0 +1,97 @@
+#include "rt/optim/adam.h"
+
+#include <cmath>
+
+#include "options_state.h"
+#include "rt/allocator.h"
+#include "rt/autograd/grad_mode.h"
+#include "rt/ops/creation.h"
+#include "rt/ops/elementwise.h"
+
+namespace rt::optim {
+
+namespace detail {
+
+void validate_adam(const char* name, const AdamHyper& h) {
+  const std::string n(name);
+  if (!(h.lr >= 0.0)) throw ValueError(n + ": invalid learning rate: " + std::to_string(h.lr));
+  if (!(h.eps >= 0.0)) throw ValueError(n + ": invalid epsilon value: " + std::to_string(h.eps));
+  if (!(h.beta1 >= 0.0 && h.beta1 < 1.0)) throw ValueError(n + ": invalid beta parameter at index 0: " + std::to_string(h.beta1));
+  if (!(h.beta2 >= 0.0 && h.beta2 < 1.0)) throw ValueError(n + ": invalid beta parameter at index 1: " + std::to_string(h.beta2));
+  if (!(h.weight_decay >= 0.0)) throw ValueError(n + ": invalid weight_decay value: " + std::to_string(h.weight_decay));
+}
+
+void adam_update(Tensor& p, StateDict& st, const AdamHyper& h) {
+  Tensor grad = p.grad();
+  {
+    MemoryCategoryGuard mg(MemoryCategory::OptimizerState);
+    if (st.empty()) {
+      st.insert("step", rt::scalar_tensor(0.0, kFloat32));
+      st.insert("exp_avg", rt::zeros_like(p));
+      st.insert("exp_avg_sq", rt::zeros_like(p));
+    }
+    if (h.amsgrad && !st.contains("max_exp_avg_sq")) st.insert("max_exp_avg_sq", rt::zeros_like(p));
+  }
+  Tensor step = st.at("step"), m = st.at("exp_avg"), v = st.at("exp_avg_sq");
+  step.add_(1);
+  const double t = step.item<double>();
+  if (h.weight_decay != 0.0) {
+    if (h.decoupled_weight_decay) p.mul_(1.0 - h.lr * h.weight_decay);
+    else grad = grad.add(p, h.weight_decay);
+  }
+  rt::lerp_(m, grad, 1.0 - h.beta1);
+  rt::addcmul_(v.mul_(h.beta2), grad, grad, 1.0 - h.beta2);
+  const double step_size = h.lr / (1.0 - std::pow(h.beta1, t));
+  const double bias_correction2_sqrt = std::sqrt(1.0 - std::pow(h.beta2, t));
+  Tensor denom;
+  if (h.amsgrad) {
+    Tensor vmax = st.at("max_exp_avg_sq");
+    vmax.copy_(rt::maximum(vmax, v));
+    denom = rt::sqrt(vmax);
+  } else {
+    denom = rt::sqrt(v);
+  }
+  denom.div_(bias_correction2_sqrt).add_(h.eps);
+  rt::addcdiv_(p, m, denom, -step_size);
+}
+
+}  // namespace detail
+
+namespace {
+detail::AdamHyper hyper(const AdamOptions& o) {
+  return {o.lr, o.betas.first, o.betas.second, o.eps, o.weight_decay, o.amsgrad, false};
+}
+}  // namespace
+
+void AdamOptions::validate() const { detail::validate_adam("Adam", hyper(*this)); }
+
+StateDict AdamOptions::to_state() const {
+  return {{"lr", detail::number(lr)},
+          {"betas", detail::number_pair(betas)},
+          {"eps", detail::number(eps)},
+          {"weight_decay", detail::number(weight_decay)},
+          {"amsgrad", detail::flag(amsgrad)}};
+}
+
+void AdamOptions::load_state(const StateDict& d) {
+  detail::read(d, "lr", lr);
+  detail::read(d, "betas", betas);
+  detail::read(d, "eps", eps);
+  detail::read(d, "weight_decay", weight_decay);
+  detail::read(d, "amsgrad", amsgrad);
+}
+
+Adam::Adam(TensorList params, const AdamOptions& options) : Adam(std::vector<ParamGroup>{{std::move(params), options}}) {}
+
+Adam::Adam(std::vector<ParamGroup> groups) : OptimizerWithOptions("Adam", std::move(groups)) {}
+
+void Adam::step() {
+  NoGradGuard ng;
+  for (size_t g = 0; g < num_param_groups(); ++g) {
+    const detail::AdamHyper h = hyper(options(g));
+    for (Tensor p : params(g))
+      if (p.grad().defined()) detail::adam_update(p, mutable_state(p), h);
+  }
+}
+
+}  // namespace rt::optim

@@ -1,0 +1,67 @@
+#include "rt/optim/sgd.h"
+
+#include "options_state.h"
+#include "rt/allocator.h"
+#include "rt/autograd/grad_mode.h"
+#include "rt/ops/elementwise.h"
+#include "rt/ops/view.h"
+
+namespace rt::optim {
+
+void SGDOptions::validate() const {
+  if (!(lr >= 0.0)) throw ValueError("SGD: invalid learning rate: " + std::to_string(lr));
+  if (!(momentum >= 0.0)) throw ValueError("SGD: invalid momentum value: " + std::to_string(momentum));
+  if (!(weight_decay >= 0.0)) throw ValueError("SGD: invalid weight_decay value: " + std::to_string(weight_decay));
+  if (nesterov && (momentum <= 0.0 || dampening != 0.0))
+    throw ValueError("SGD: nesterov momentum requires a momentum and zero dampening (momentum=" +
+                     std::to_string(momentum) + ", dampening=" + std::to_string(dampening) + ")");
+}
+
+StateDict SGDOptions::to_state() const {
+  return {{"lr", detail::number(lr)},
+          {"momentum", detail::number(momentum)},
+          {"dampening", detail::number(dampening)},
+          {"weight_decay", detail::number(weight_decay)},
+          {"nesterov", detail::flag(nesterov)}};
+}
+
+void SGDOptions::load_state(const StateDict& d) {
+  detail::read(d, "lr", lr);
+  detail::read(d, "momentum", momentum);
+  detail::read(d, "dampening", dampening);
+  detail::read(d, "weight_decay", weight_decay);
+  detail::read(d, "nesterov", nesterov);
+}
+
+SGD::SGD(TensorList params, const SGDOptions& options) : SGD(std::vector<ParamGroup>{{std::move(params), options}}) {}
+
+SGD::SGD(std::vector<ParamGroup> groups) : OptimizerWithOptions("SGD", std::move(groups)) {}
+
+void SGD::step() {
+  NoGradGuard ng;
+  for (size_t g = 0; g < num_param_groups(); ++g) {
+    const SGDOptions& o = options(g);
+    for (Tensor p : params(g)) {
+      Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      if (o.weight_decay != 0.0) grad = grad.add(p, o.weight_decay);
+      if (o.momentum != 0.0) {
+        StateDict& st = mutable_state(p);
+        Tensor* found = st.find("momentum_buffer");
+        Tensor buf;
+        if (!found || !found->defined()) {
+          MemoryCategoryGuard mg(MemoryCategory::OptimizerState);
+          buf = rt::clone(grad);
+          st.insert("momentum_buffer", buf);
+        } else {
+          buf = *found;
+          buf.mul_(o.momentum).add_(grad, 1.0 - o.dampening);
+        }
+        grad = o.nesterov ? grad.add(buf, o.momentum) : buf;
+      }
+      p.add_(grad, -o.lr);
+    }
+  }
+}
+
+}  // namespace rt::optim

@@ -1,0 +1,238 @@
+#include "gemm.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <type_traits>
+
+#include "loops.h"
+#include "rt/dispatch.h"
+
+// Note [GEMM threads]
+// libopenblas-openmp sizes its threads from omp_get_max_threads() and runs single-threaded
+// when called inside an OpenMP parallel region (omp_in_parallel()). So a batch of GEMMs either
+// runs one after another with a threaded GEMM each (few, large matrices), or in a parallel loop
+// over the batch with single-threaded GEMMs (many or small matrices); the cores are never
+// oversubscribed. OpenBLAS splits only the m and n dimensions across threads, never k, so every
+// output element is computed the same way whatever the thread count.
+
+namespace rt::cpu {
+namespace {
+
+constexpr int64_t kSmallGemm = 96 * 96 * 96;  // below this many multiply-adds, parallelise over the batch
+
+void check_blas_int(int64_t v) {
+  if (v > INT_MAX) throw ValueError("matmul: dimension " + std::to_string(v) + " exceeds the BLAS 32-bit index range");
+}
+
+template <typename T>
+void scale_matrix(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : T(beta * c[i * ldc + j]);
+}
+
+template <typename T>
+void blas_gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
+               T beta, T* y, int64_t incy) {
+  const auto t = trans ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemv(CblasRowMajor, t, int(rows), int(cols), alpha, a, int(lda), x, int(incx), beta, y, int(incy));
+  else
+    cblas_dgemv(CblasRowMajor, t, int(rows), int(cols), alpha, a, int(lda), x, int(incx), beta, y, int(incy));
+}
+
+template <typename T>
+void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+               int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) return scale_matrix(m, n, beta, c, ldc);
+  for (int64_t v : {m, n, k, lda, ldb, ldc}) check_blas_int(v);
+  if (n == 1 || m == 1) {
+    const int64_t len = n == 1 ? m : n, inc = n == 1 ? ldc : 1;
+    if (beta == T(0))
+      for (int64_t i = 0; i < len; ++i) c[i * inc] = T(0);
+    if (n == 1)  // column of c = op(a) @ (column of op(b))
+      blas_gemv<T>(ta, ta ? k : m, ta ? m : k, alpha, a, lda, b, tb ? 1 : ldb, beta, c, ldc);
+    else  // row of c = (row of op(a)) @ op(b)
+      blas_gemv<T>(!tb, tb ? n : k, tb ? k : n, alpha, b, ldb, a, ta ? lda : 1, beta, c, 1);
+    return;
+  }
+  const auto opa = ta ? CblasTrans : CblasNoTrans, opb = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, opa, opb, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, opa, opb, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+}
+
+template <typename T>
+void loop_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+               int64_t ldb, T beta, T* c, int64_t ldc) {
+  const int64_t ars = ta ? 1 : lda, acs = ta ? lda : 1, brs = tb ? 1 : ldb, bcs = tb ? ldb : 1;
+  auto row = [&](int64_t i) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t acc = 0;
+      for (int64_t p = 0; p < k; ++p) acc += int64_t(a[i * ars + p * acs]) * int64_t(b[p * brs + j * bcs]);
+      int64_t r = int64_t(alpha) * acc;
+      if (beta != T(0)) r += int64_t(beta) * int64_t(c[i * ldc + j]);
+      c[i * ldc + j] = T(r);
+    }
+  };
+  if (m * n * std::max<int64_t>(k, 1) >= kParallelGrain && m > 1 && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) row(i);
+  } else {
+    for (int64_t i = 0; i < m; ++i) row(i);
+  }
+}
+
+// How BLAS can read a strided [rows, cols] matrix without a copy.
+struct Layout {
+  bool ok = false;
+  bool trans = false;  // stored column-contiguous: pass CblasTrans
+  int64_t ld = 0;
+};
+
+Layout layout_of(const Tensor& t) {
+  const int64_t nd = t.dim();
+  const int64_t rows = t.size(nd - 2), cols = t.size(nd - 1), rs = t.stride(nd - 2), cs = t.stride(nd - 1);
+  const int64_t rmin = std::max<int64_t>(1, rows), cmin = std::max<int64_t>(1, cols);
+  if ((cs == 1 || cols == 1) && (rows == 1 || rs >= cmin)) return {true, false, rows == 1 ? cmin : rs};
+  if ((rs == 1 || rows == 1) && (cols == 1 || cs >= rmin)) return {true, true, cols == 1 ? rmin : cs};
+  return {};
+}
+
+// A dense copy of t in dtype dt; batch dims with stride 0 stay broadcast (not materialised).
+Tensor compact_copy(const Tensor& t, ScalarType dt) {
+  const int64_t nd = t.dim();
+  Shape core = t.sizes();
+  for (int64_t d = 0; d < nd - 2; ++d)
+    if (t.stride(d) == 0) core[size_t(d)] = 1;
+  Tensor src = make_view(t, core, t.strides(), t.storage_offset());
+  Tensor dst = make_tensor(core, dt);
+  copy_kernel(dst, src);
+  Shape st = dst.strides();
+  for (int64_t d = 0; d < nd - 2; ++d)
+    if (t.stride(d) == 0) st[size_t(d)] = 0;
+  return make_view(dst, t.sizes(), st, 0);
+}
+
+// Whether a's batch dims and rows form one row-major run of rows, so the batch folds into m.
+bool folds_into_rows(const Tensor& a, const Layout& la) {
+  if (la.trans) return false;
+  const int64_t nd = a.dim();
+  int64_t expected = a.size(nd - 2) * la.ld;
+  for (int64_t d = nd - 3; d >= 0; --d) {
+    if (a.size(d) != 1 && a.stride(d) != expected) return false;
+    expected *= a.size(d);
+  }
+  return true;
+}
+
+template <typename T>
+void batched(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  Tensor ad = a, bd = b;
+  Layout la = layout_of(a), lb = layout_of(b);
+  if (!la.ok) la = layout_of(ad = compact_copy(a, out.dtype()));
+  if (!lb.ok) lb = layout_of(bd = compact_copy(b, out.dtype()));
+  const int64_t nd = out.dim(), m = out.size(nd - 2), n = out.size(nd - 1), k = a.size(nd - 1);
+  const int64_t nb = numel_of(Shape(out.sizes().begin(), out.sizes().end() - 2));
+  const T* pa = static_cast<const T*>(ad.raw_data());
+  const T* pb = static_cast<const T*>(bd.raw_data());
+  T* pc = static_cast<T*>(out.raw_data());
+  auto one = [&](int64_t rows, const T* x, const T* y, T* z) {
+    if constexpr (std::is_floating_point_v<T>)
+      blas_gemm<T>(la.trans, lb.trans, rows, n, k, T(alpha), x, la.ld, y, lb.ld, T(beta), z, n);
+    else
+      loop_gemm<T>(la.trans, lb.trans, rows, n, k, T(alpha), x, la.ld, y, lb.ld, T(beta), z, n);
+  };
+  bool b_shared = true;
+  for (int64_t d = 0; d < nd - 2; ++d) b_shared = b_shared && (bd.stride(d) == 0 || bd.size(d) == 1);
+  if (nb == 1 || (b_shared && folds_into_rows(ad, la))) return one(nb * m, pa, pb, pc);
+
+  auto offset = [&](const Tensor& t, int64_t i) {
+    int64_t off = 0;
+    for (int64_t d = nd - 3; d >= 0; --d) {
+      off += (i % t.size(d)) * t.stride(d);
+      i /= t.size(d);
+    }
+    return off;
+  };
+  auto run = [&](int64_t i) { one(m, pa + offset(ad, i), pb + offset(bd, i), pc + i * m * n); };
+  const int nt = num_threads();
+  if (nt > 1 && !omp_in_parallel() && (nb >= nt || m * n * k <= kSmallGemm)) {
+#pragma omp parallel for schedule(static) num_threads(int(std::min<int64_t>(nt, nb)))
+    for (int64_t i = 0; i < nb; ++i)
+      if (!cancel_requested()) run(i);
+    check_cancel();
+  } else {
+    for (int64_t i = 0; i < nb; ++i) {
+      check_cancel();
+      run(i);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  if constexpr (std::is_floating_point_v<T>)
+    blas_gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else
+    loop_gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*, int64_t);
+template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t, const double*, int64_t, double, double*, int64_t);
+template void gemm<int32_t>(bool, bool, int64_t, int64_t, int64_t, int32_t, const int32_t*, int64_t, const int32_t*, int64_t, int32_t, int32_t*, int64_t);
+template void gemm<int64_t>(bool, bool, int64_t, int64_t, int64_t, int64_t, const int64_t*, int64_t, const int64_t*, int64_t, int64_t, int64_t*, int64_t);
+template void gemm<uint8_t>(bool, bool, int64_t, int64_t, int64_t, uint8_t, const uint8_t*, int64_t, const uint8_t*, int64_t, uint8_t, uint8_t*, int64_t);
+
+void matmul_into(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  const ScalarType dt = out.dtype();
+  if (out.numel() == 0) return;
+  if (dt == kFloat16 || dt == kBFloat16) {
+    Tensor o32 = make_tensor(out.sizes(), kFloat32);
+    if (beta != 0.0) copy_kernel(o32, out);
+    matmul_into(o32, compact_copy(a, kFloat32), compact_copy(b, kFloat32), alpha, beta);
+    copy_kernel(out, o32);
+    return;
+  }
+  visit_dtype(dt, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+      throw DTypeError("matmul: not implemented for dtype " + std::string(dtype_name(dt)));
+    else
+      batched<T>(out, a, b, alpha, beta);
+  });
+}
+
+void sum_rows_into(const Tensor& out, const Tensor& x) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  visit_dtype(x.dtype(), [&]<typename T>() {
+    using Acc = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double, int64_t>;
+    const T* px = static_cast<const T*>(x.raw_data());
+    T* po = static_cast<T*>(out.raw_data());
+    constexpr int64_t kBlock = 256;
+    const int64_t blocks = (cols + kBlock - 1) / kBlock;
+    auto block = [&](int64_t bi) {
+      const int64_t j0 = bi * kBlock, j1 = std::min(cols, j0 + kBlock);
+      Acc acc[kBlock] = {};
+      for (int64_t i = 0; i < rows; ++i) {
+        const T* r = px + i * cols;
+        for (int64_t j = j0; j < j1; ++j) acc[j - j0] += Acc(compute_t<T>(r[j]));
+      }
+      for (int64_t j = j0; j < j1; ++j) po[j] = T(compute_t<T>(acc[j - j0]));
+    };
+    if (rows * cols >= kParallelGrain && blocks > 1 && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+      for (int64_t bi = 0; bi < blocks; ++bi) block(bi);
+    } else {
+      for (int64_t bi = 0; bi < blocks; ++bi) block(bi);
+    }
+  });
+}
+
+}  // namespace rt::cpu
