@@ -109,15 +109,19 @@ TEST_CASE("unary ops match float64 references in float64, float32 and float16") 
   }
 }
 
-TEST_CASE("float32 exp, tanh and sigmoid stay within a few ulp over the whole range") {
+TEST_CASE("float32 exp, log, tanh, sigmoid and gelu stay within a few ulp over the whole range") {
   Tensor x = rt::linspace(-110, 110, 440001, rt::kFloat32);
   // References rounded to float32, so that values past FLT_MAX become inf.
   rtt::require_close(rt::exp(x), rtt::map_reference(x, [](double v) { return std::exp(v); }).to(rt::kFloat32), 3e-7, 1e-44);
   rtt::require_close(rt::tanh(x), rtt::map_reference(x, [](double v) { return std::tanh(v); }), 4e-7, 0);
   rtt::require_close(rt::sigmoid(x), rtt::map_reference(x, sigmoid_ref), 4e-7, 1e-44);
+  Tensor pos = rt::exp(rt::linspace(-103, 88, 200001, rt::kFloat32));
+  rtt::require_close(rt::log(pos), rtt::map_reference(pos, [](double v) { return std::log(v); }), 2.5e-7, 1e-12);
   Tensor small = rt::linspace(-1, 1, 20001, rt::kFloat32);
   rtt::require_close(rt::tanh(small), rtt::map_reference(small, [](double v) { return std::tanh(v); }), 4e-7, 0);
   rtt::require_close(rt::exp(small), rtt::map_reference(small, [](double v) { return std::exp(v); }), 3e-7, 0);
+  Tensor wide = rt::linspace(-12, 12, 240001, rt::kFloat32);
+  rtt::require_close(rt::gelu(wide), rtt::map_reference(wide, gelu_ref), 1e-6, 1e-6);
 }
 
 TEST_CASE("unary ops at special values: infinities, NaN, zeros and tiny numbers") {
@@ -130,6 +134,8 @@ TEST_CASE("unary ops at special values: infinities, NaN, zeros and tiny numbers"
     rtt::require_close(rt::tanh(x), rtt::map_reference(x, [](double a) { return std::tanh(a); }), 3e-7, 0);
     rtt::require_close(rt::sigmoid(x), rtt::map_reference(x, sigmoid_ref), 3e-7, atol);
     rtt::require_close(rt::relu(x), rtt::map_reference(x, [](double a) { return a < 0 ? 0 : a; }));
+    rtt::require_close(rt::log(x), rtt::map_reference(x, [](double a) { return std::log(a); }), 3e-7, 0);
+    rtt::require_close(rt::gelu(x), rtt::map_reference(x, gelu_ref), 3e-7, atol);
     rtt::require_close(rt::softplus(x), rtt::map_reference(x, [](double a) { return softplus_ref(a, 1, 20); }), 3e-7, atol);
     rtt::require_close(rt::gelu(x, "tanh"), rtt::map_reference(x, gelu_tanh_ref), 3e-7, atol);
   }

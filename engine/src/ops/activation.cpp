@@ -1,4 +1,5 @@
 // Activations: sigmoid, relu, leaky_relu, gelu, silu, softplus.
+// Lambdas marked always_inline: see Note [Inlined kernel lambdas] in pointwise.h.
 #include <string>
 
 #include "pointwise.h"

@@ -23,7 +23,8 @@ Tensor compare(Cmp kind, const char* name, const Tensor& a, const Tensor& b) {
   OpGuard guard(name, a, b);
   const ScalarType dt = result_type(a, b);
   Tensor out = make_tensor(broadcast_of(a, b, name), kBool);
-  cpu::ElementwiseLoop loop(out, {convert(a, dt), convert(b, dt)});
+  const Tensor ac = convert(a, dt), bc = convert(b, dt);  // the loop keeps raw pointers into them
+  cpu::ElementwiseLoop loop(out, {ac, bc});
   visit_dtype(dt, [&]<typename T>() {
     using C = compute_t<T>;
     switch (kind) {
@@ -43,7 +44,8 @@ enum class Logic { And, Or, Xor };
 Tensor logical(Logic kind, const char* name, const Tensor& a, const Tensor& b) {
   OpGuard guard(name, a, b);
   Tensor out = make_tensor(broadcast_of(a, b, name), kBool);
-  cpu::ElementwiseLoop loop(out, {convert(a, kBool), convert(b, kBool)});
+  const Tensor ac = convert(a, kBool), bc = convert(b, kBool);
+  cpu::ElementwiseLoop loop(out, {ac, bc});
   switch (kind) {
     case Logic::And: cpu::binary_kernel<bool>(loop, [](bool x, bool y) { return x && y; }); break;
     case Logic::Or: cpu::binary_kernel<bool>(loop, [](bool x, bool y) { return x || y; }); break;

@@ -1,10 +1,11 @@
 // Shared pieces of the pointwise ops (unary.cpp, activation.cpp, pow_clamp.cpp, compare.cpp):
-// dtype visitors, the out-of-place unary driver, fused backward kernels, and float32 exp/tanh
-// written so that GCC vectorises the loops in kernels/cpu/loops.h (glibc's expf does not).
+// dtype visitors, the out-of-place unary driver, fused backward kernels, and float32 exp, log,
+// tanh and erf written so that GCC vectorises the loops in kernels/cpu/loops.h (glibc's do not).
 #pragma once
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "../../kernels/cpu/loops.h"
@@ -83,6 +84,32 @@ template <typename C>
   return std::copysign(blend(ax < 0.625f, small, large), x);
 }
 
+// log with Cephes' polynomial on the mantissa in [sqrt(1/2), sqrt(2)); within 1 ulp, subnormals
+// included; -inf at 0, NaN below 0, inf and NaN pass through.
+[[gnu::always_inline]] inline float log_f32(float x) {
+  const bool tiny = x < 1.17549435e-38f;  // subnormal (or <= 0): scale into the normal range
+  const uint32_t bits = std::bit_cast<uint32_t>(blend(tiny, x * 33554432.f, x));
+  float e = float(int32_t(bits >> 23) - 126) - blend(tiny, 25.f, 0.f);
+  float m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
+  const bool low = m < 0.707106781186547524f;
+  e = e - blend(low, 1.f, 0.f);
+  m = m - 1.f + blend(low, m, 0.f);
+  const float z = m * m;
+  float p = 7.0376836292e-2f;
+  p = p * m - 1.1514610310e-1f;
+  p = p * m + 1.1676998740e-1f;
+  p = p * m - 1.2420140846e-1f;
+  p = p * m + 1.4249322787e-1f;
+  p = p * m - 1.6668057665e-1f;
+  p = p * m + 2.0000714765e-1f;
+  p = p * m - 2.4999993993e-1f;
+  p = p * m + 3.3333331174e-1f;
+  const float r = m + (p * m * z + e * -2.12194440e-4f - 0.5f * z) + e * 0.693359375f;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const float special = blend(x == 0.f, -kInf, blend(x == kInf, kInf, std::numeric_limits<float>::quiet_NaN()));
+  return blend((x > 0.f) & (x < kInf), r, special);
+}
+
 // erf within 3 ulp: x * P(x^2) for |x| < 1 and 1 - exp(Q(|x|) - x^2) beyond, with P and Q
 // least-squares fits (relative error 1.4e-9 and absolute error 1.3e-8 in log erfc).
 [[gnu::always_inline]] inline float erf_f32(float x) {
@@ -115,6 +142,8 @@ template <typename C>
 [[gnu::always_inline]] inline double vexp(double x) { return std::exp(x); }
 [[gnu::always_inline]] inline float vtanh(float x) { return tanh_f32(x); }
 [[gnu::always_inline]] inline double vtanh(double x) { return std::tanh(x); }
+[[gnu::always_inline]] inline float vlog(float x) { return log_f32(x); }
+[[gnu::always_inline]] inline double vlog(double x) { return std::log(x); }
 [[gnu::always_inline]] inline float verf(float x) { return erf_f32(x); }
 [[gnu::always_inline]] inline double verf(double x) { return std::erf(x); }
 // 1 / (1 + exp(-x)), written as e / (1 + e) with e = exp(x) for x < 0 so that tiny results keep
@@ -128,10 +157,11 @@ template <typename C>
 
 // ---- drivers ------------------------------------------------------------------------------
 // Note [Inlined kernel lambdas]
-// Op lambdas that call exp_f32/tanh_f32/erf_f32 are marked __attribute__((always_inline)) (the
-// [[gnu::]] spelling is ignored on lambdas): once those are inlined into them, GCC keeps such a
-// lambda out of line, and a call per element stops the loops in kernels/cpu/loops.h from
+// Op lambdas that call exp_f32/log_f32/tanh_f32/erf_f32 are marked __attribute__((always_inline))
+// (the [[gnu::]] spelling is ignored on lambdas): once those are inlined into them, GCC keeps
+// such a lambda out of line, and a call per element stops the loops in kernels/cpu/loops.h from
 // vectorising (gelu ran 4x slower). Small lambdas are inlined without help.
+
 // out = op(a) for a floating-only function; op is generic over float and double.
 template <typename Op>
 Tensor map_float(const Tensor& a, Op op) {

@@ -151,7 +151,8 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
   const ScalarType dt = result_type(a, b);
   const Shape shape = a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = make_tensor(shape, dt);
-  cpu::ElementwiseLoop loop(out, {convert(a, dt), convert(b, dt)});
+  const Tensor ac = convert(a, dt), bc = convert(b, dt);  // the loop keeps raw pointers into them
+  cpu::ElementwiseLoop loop(out, {ac, bc});
   visit_dtype(dt, [&]<typename T>() {
     using C = compute_t<T>;
     if constexpr (is_float_v<T>) {  // NaN in either operand propagates
@@ -172,10 +173,11 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
         return loses ? V(0) : (xv == yv ? gv * V(0.5) : gv);
       });
     };
+    const bool ga = a.requires_grad(), gb = b.requires_grad();
     record(is_max ? "MaximumBackward0" : "MinimumBackward0", {a, b}, {out},
-           [sa = SavedTensor(a), sb = SavedTensor(b), backward](const TensorList& g) {
+           [sa = SavedTensor(a), sb = SavedTensor(b), backward, ga, gb](const TensorList& g) {
              Tensor x = sa.unpack(), y = sb.unpack();
-             return TensorList{backward(g[0], x, y), backward(g[0], y, x)};
+             return TensorList{ga ? backward(g[0], x, y) : Tensor(), gb ? backward(g[0], y, x) : Tensor()};
            });
   }
   return out;

@@ -1,4 +1,5 @@
 // Unary math: abs, sign, exp, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tanh.
+// Lambdas marked always_inline: see Note [Inlined kernel lambdas] in pointwise.h.
 #include "pointwise.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -47,7 +48,7 @@ Tensor exp(const Tensor& a) {
 
 Tensor log(const Tensor& a) {
   OpGuard guard("log", a);
-  Tensor out = map_float(a, [](auto x) { return std::log(x); });
+  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vlog(x); });
   if (autograd::any_requires_grad(a))
     record_unary("LogBackward0", "log_backward", a, out, a, [](auto g, auto x) { return g / x; });
   return out;
