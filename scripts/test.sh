@@ -12,10 +12,15 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_SANITIZ
   -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build-asan -j "$jobs"
 echo "== sanitizer tests =="
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" \
-  ctest -j "$jobs" --output-on-failure -L engine --timeout 600 | tail -n 4)
+if ! (cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" \
+      ctest -j "$jobs" --output-on-failure -L engine --timeout 600 >ctest.log 2>&1); then
+  cat build-asan/ctest.log
+  echo "test.sh: sanitizer tests failed (log: build-asan/ctest.log)" >&2
+  exit 1
+fi
+tail -n 4 build-asan/ctest.log
 
 echo "== release build (build/) =="
 scripts/build.sh
