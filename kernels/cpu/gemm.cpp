@@ -203,7 +203,7 @@ void matmul_into(const Tensor& out, const Tensor& a, const Tensor& b, double alp
   }
   visit_dtype(dt, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-      throw DTypeError("matmul: not implemented for dtype " + std::string(dtype_name(dt)));
+      throw DTypeError("matmul: dtype is not supported: " + std::string(dtype_name(dt)));
     else
       batched<T>(out, a, b, alpha, beta);
   });

@@ -19,7 +19,7 @@ void check_dtypes(const char* op, const TensorList& ts, const char* const* names
   for (size_t i = 0; i < ts.size(); ++i) {
     if (!ts[i].defined()) continue;
     if (ts[i].dtype() == kBool)
-      throw DTypeError(std::string(op) + ": not implemented for dtype bool (" + names[i] + " " +
+      throw DTypeError(std::string(op) + ": dtype bool is not supported (" + names[i] + " " +
                        format_shape(ts[i].sizes()) + ")" + module_context());
     if (ts[i].dtype() != ts[0].dtype())
       throw DTypeError(std::string(op) + ": expected all operands to have the same dtype, but the " + names[0] + " " +

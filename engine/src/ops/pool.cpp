@@ -81,7 +81,7 @@ PoolShape check_input(const char* op, const Tensor& input, bool floating_only) {
       throw_shape_error(op, "expected non-empty channel and spatial dims, but input " + format_shape(input.sizes()) +
                                 " has size 0 at dimension " + std::to_string(d));
   if (input.dtype() == kBool || (floating_only && !is_floating(input.dtype())))
-    throw DTypeError(std::string(op) + ": not implemented for dtype " + std::string(dtype_name(input.dtype())) +
+    throw DTypeError(std::string(op) + ": dtype is not supported: " + std::string(dtype_name(input.dtype())) +
                      module_context() + ". Hint: convert the input with .to(rt::kFloat32)");
   PoolShape s;
   s.H = input.size(-2);

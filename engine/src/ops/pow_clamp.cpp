@@ -34,7 +34,7 @@ I int_pow(I base, I exp) {
 ScalarType pow_dtype(const Tensor& base, const Tensor& exponent, const char* op) {
   const ScalarType dt = result_type(base, exponent);
   if (dt == kBool)
-    throw DTypeError(std::string(op) + ": not implemented for bool (base shape " + format_shape(base.sizes()) +
+    throw DTypeError(std::string(op) + ": bool is not supported (base shape " + format_shape(base.sizes()) +
                      ", exponent shape " + format_shape(exponent.sizes()) +
                      "). Hint: convert to an integer or float dtype");
   return dt;

@@ -13,7 +13,7 @@ using detail::record_unary;
 Tensor abs(const Tensor& a) {
   OpGuard guard("abs", a);
   if (a.dtype() == kBool)
-    throw DTypeError("abs: not implemented for bool tensors. Hint: convert with .to(rt::kInt64) first");
+    throw DTypeError("abs: bool tensors are not supported (as in PyTorch). Hint: convert with .to(rt::kInt64) first");
   Tensor out = detail::map_same(a, [](auto x) {
     using C = decltype(x);
     if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
