@@ -3,6 +3,7 @@
 
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
+#include "nn_rows.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
 #include "rt/ops/creation.h"
@@ -11,23 +12,9 @@
 
 namespace rt {
 using autograd::SavedTensor;
+using namespace nnops;
 
 namespace {
-
-Tensor dense(const Tensor& t, ScalarType dt) {
-  Tensor c = detail::convert(t.detach(), dt);
-  return c.is_contiguous() ? c : c.contiguous();
-}
-
-template <typename F>
-void parallel_for(int64_t n, int64_t work, F&& f) {
-  if (work >= cpu::kParallelGrain && n > 1) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) f(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) f(i);
-  }
-}
 
 // grad_weight[idx[i]] += grad[i] for every i whose index is not padding_idx; columns are split
 // across threads so each row sums its contributions in index order.

@@ -4,6 +4,7 @@
 
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
+#include "nn_rows.h"
 #include "pointwise.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
@@ -14,6 +15,7 @@
 
 namespace rt {
 using autograd::SavedTensor;
+using namespace nnops;
 
 namespace {
 
@@ -24,34 +26,6 @@ Reduction parse_reduction(const std::string& r, const char* op) {
   if (r == "sum") return Reduction::Sum;
   if (r == "none") return Reduction::None;
   throw ValueError(std::string(op) + ": reduction must be 'mean', 'sum' or 'none', got '" + r + "'" + module_context());
-}
-
-template <typename F>
-void visit_float(ScalarType t, const char* op, const char* what, F&& f) {
-  switch (t) {
-    case kFloat16: return f.template operator()<Half>();
-    case kBFloat16: return f.template operator()<BFloat16>();
-    case kFloat32: return f.template operator()<float>();
-    case kFloat64: return f.template operator()<double>();
-    default:
-      throw DTypeError(std::string(op) + ": expected a floating point " + what + ", got " + std::string(dtype_name(t)) +
-                       module_context() + ". Hint: convert it first, e.g. x.to(rt::kFloat32)");
-  }
-}
-
-Tensor dense(const Tensor& t, ScalarType dt) {
-  Tensor c = detail::convert(t.detach(), dt);
-  return c.is_contiguous() ? c : c.contiguous();
-}
-
-template <typename F>
-void parallel_for(int64_t n, int64_t work, F&& f) {
-  if (work >= cpu::kParallelGrain && n > 1) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) f(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) f(i);
-  }
 }
 
 // Sum in double over fixed-size chunks, so the result never depends on the thread count.

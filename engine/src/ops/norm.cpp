@@ -3,6 +3,7 @@
 
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
+#include "nn_rows.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
@@ -11,39 +12,12 @@
 
 namespace rt {
 using autograd::SavedTensor;
+using namespace nnops;
 
 namespace {
 
 template <typename T>
 using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-template <typename F>
-void visit_float(ScalarType t, const char* op, F&& f) {
-  switch (t) {
-    case kFloat16: return f.template operator()<Half>();
-    case kBFloat16: return f.template operator()<BFloat16>();
-    case kFloat32: return f.template operator()<float>();
-    case kFloat64: return f.template operator()<double>();
-    default:
-      throw DTypeError(std::string(op) + ": expected a floating point input, got " + std::string(dtype_name(t)) +
-                       module_context() + ". Hint: convert it first, e.g. x.to(rt::kFloat32)");
-  }
-}
-
-Tensor dense(const Tensor& t, ScalarType dt) {
-  Tensor c = detail::convert(t.detach(), dt);
-  return c.is_contiguous() ? c : c.contiguous();
-}
-
-template <typename F>
-void parallel_for(int64_t n, int64_t work, F&& f) {
-  if (work >= cpu::kParallelGrain && n > 1) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) f(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) f(i);
-  }
-}
 
 template <typename T>
 const T* ptr_or_null(const Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; }

@@ -4,12 +4,14 @@
 
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
+#include "nn_rows.h"
 #include "pointwise.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
 #include "rt/ops/nn_functional.h"
 
 namespace rt {
+using namespace nnops;
 
 namespace {
 
@@ -163,24 +165,6 @@ void softmax_backward(const T* y, const T* g, T* gx, const DimLayout& L, bool lo
       }
     }
   });
-}
-
-Tensor dense(const Tensor& t, ScalarType dt) {
-  Tensor c = detail::convert(t.detach(), dt);
-  return c.is_contiguous() ? c : c.contiguous();
-}
-
-template <typename F>
-void visit_float(ScalarType t, const char* op, F&& f) {
-  switch (t) {
-    case kFloat16: return f.template operator()<Half>();
-    case kBFloat16: return f.template operator()<BFloat16>();
-    case kFloat32: return f.template operator()<float>();
-    case kFloat64: return f.template operator()<double>();
-    default:
-      throw DTypeError(std::string(op) + ": expected a floating point input, got " + std::string(dtype_name(t)) +
-                       module_context() + ". Hint: convert it first, e.g. x.to(rt::kFloat32)");
-  }
 }
 
 Tensor softmax_backward_tensor(const Tensor& y, const Tensor& grad, int64_t dim, bool log) {
