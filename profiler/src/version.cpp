@@ -1,1 +1,0 @@
-namespace rt::prof { const char* version() { return "0.1.0"; } }
