@@ -3,8 +3,9 @@
 // MemoryCategoryGuard wins (nn modules use Parameter, optimizers OptimizerState, the autograd
 // engine Gradient for .grad and Temporary for intermediate gradients); otherwise memory made
 // while grad mode is on and recording is Activation, and everything else Temporary.
-// The CPU allocator hands out 64-byte aligned blocks from glibc; events go to observers only
-// when one is attached (the dispatch flag), so unobserved allocation costs one atomic load.
+// The CPU allocator hands out 64-byte aligned blocks from glibc; events go to the event
+// recorder and observers only when one is attached (the dispatch flag), so unobserved
+// allocation costs one atomic load.
 #include "rt/allocator.h"
 
 #include <algorithm>
@@ -31,9 +32,16 @@ std::atomic<size_t> g_cpu_peak{0};
 thread_local MemoryCategory t_category = MemoryCategory::Other;
 thread_local bool t_category_explicit = false;
 
-void emit(bool is_alloc, const void* p, size_t bytes, Device d, MemoryCategory c) {
-  if (g_mem_observer_count.load(std::memory_order_relaxed) == 0) return;
-  MemoryEvent e{is_alloc, p, bytes, d, c, current_op_name(), now_ns()};
+// total_after: bytes allocated on the device once this event has happened.
+void emit(bool is_alloc, const void* p, size_t bytes, Device d, MemoryCategory c, size_t total_after) {
+  if (!(detail::g_dispatch_flags.load(std::memory_order_relaxed) & detail::kObserved)) return;
+  EventRecorder* recorder = event_recorder();
+  const bool observed = g_mem_observer_count.load(std::memory_order_relaxed) != 0;
+  if (!recorder && !observed) return;
+  MemoryEvent e{is_alloc, p, bytes, d, c, current_op_name(), 0};  // a recorder keeps its own clock
+  if (recorder) recorder->memory_event(e, int64_t(total_after));
+  if (!observed) return;
+  e.time_ns = now_ns();
   std::lock_guard<std::mutex> lk(g_mem_mu);
   for (auto* o : g_mem_observers) o->on_memory_event(e);
 }
@@ -57,14 +65,14 @@ class CpuAllocator final : public Allocator {
     const size_t now = g_cpu_allocated.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     size_t peak = g_cpu_peak.load(std::memory_order_relaxed);
     while (now > peak && !g_cpu_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {}
-    emit(true, p, bytes, Device::cpu(), c);
+    emit(true, p, bytes, Device::cpu(), c, now);
     return p;
   }
   void deallocate(void* p, size_t bytes) override {
     if (!p) return;
     char* cp = static_cast<char*>(p);
-    emit(false, p, bytes, Device::cpu(), reinterpret_cast<BlockHeader*>(cp - sizeof(BlockHeader))->category);
-    g_cpu_allocated.fetch_sub(bytes, std::memory_order_relaxed);
+    const size_t now = g_cpu_allocated.fetch_sub(bytes, std::memory_order_relaxed) - bytes;
+    emit(false, p, bytes, Device::cpu(), reinterpret_cast<BlockHeader*>(cp - sizeof(BlockHeader))->category, now);
     std::free(cp - kAlign);
   }
   Device device() const override { return Device::cpu(); }

@@ -16,12 +16,18 @@
 //     ...
 //   }
 // See Note [Dispatch fast path] in engine/src/dispatch.cpp.
+//
+// A profiler records through an EventRecorder instead of an OpObserver: it gets raw pointers
+// and no copies, so it can record each op into a thread-local buffer without lock or allocation.
+//   rt::set_event_recorder(&my_recorder);   // see Note [Event recorder]
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "rt/allocator.h"
 #include "rt/tensor.h"
 
 namespace rt {
@@ -53,15 +59,42 @@ class OpObserver {
 void add_op_observer(OpObserver* o);
 void remove_op_observer(OpObserver* o);
 
+// ---- event recorder (the profiler's hot path) -------------------------------------------
+// Note [Event recorder]
+// At most one recorder is installed. It is called on the thread where each event happens:
+// - op_begin/op_end around every op (after cancellation checks), nested ops included;
+// - node_begin/node_end around every autograd node the backward pass executes;
+// - memory_event for every allocation and free (total_after: bytes allocated on that device
+//   after the event; e.time_ns is 0: the recorder timestamps with its own clock).
+// Contracts: every op_begin (node_begin) is followed by exactly one op_end (node_end) on the
+// same thread, also when the op throws and also when the recorder was detached in between, so
+// a recorder must stay alive for the whole process once installed. Calls must not throw, must
+// not call ops, and should neither lock nor allocate. `inputs` (may hold undefined tensors) and
+// `name` are valid only during the call, except op names, which are string literals.
+class EventRecorder {
+ public:
+  virtual ~EventRecorder() = default;
+  // sequence_nr: the sequence number a backward node created by this op gets, -1 in no-grad mode.
+  virtual void op_begin(const char* name, const Tensor* const* inputs, size_t n, int64_t sequence_nr) noexcept = 0;
+  virtual void op_end() noexcept = 0;
+  virtual void node_begin(std::string_view name, int64_t sequence_nr) noexcept = 0;
+  virtual void node_end() noexcept = 0;
+  virtual void memory_event(const MemoryEvent& e, int64_t total_after) noexcept = 0;
+};
+// Installs `r`; nullptr detaches. Throws rt::Error when a different recorder is installed.
+void set_event_recorder(EventRecorder* r);
+EventRecorder* event_recorder();  // the installed one, or nullptr
+
 namespace detail {
-// Bit 0: an op or memory observer is attached. Bit 1: cancellation requested.
+// Bit 0: an op/memory observer or a recorder is attached. Bit 1: cancellation requested.
 extern std::atomic<uint32_t> g_dispatch_flags;
 inline constexpr uint32_t kObserved = 1u, kCancel = 2u;
 void op_begin_slow(struct OpFrame& f, const char* name, const Tensor* const* inputs, size_t n);
 void op_end_slow(struct OpFrame& f);
 struct OpFrame {
-  OpEvent* event = nullptr;  // non-null only when observed
+  OpEvent* event = nullptr;  // non-null only when an OpObserver is attached
   const char* saved_op = nullptr;
+  EventRecorder* recorder = nullptr;  // the recorder op_begin went to; gets op_end
 };
 }  // namespace detail
 
@@ -77,7 +110,7 @@ class OpGuard {
   }
   OpGuard(const char* name, const TensorList& inputs);
   ~OpGuard() {
-    if (frame_.event || frame_.saved_op) [[unlikely]] detail::op_end_slow(frame_);
+    if (frame_.saved_op) [[unlikely]] detail::op_end_slow(frame_);
   }
   OpGuard(const OpGuard&) = delete;
   OpGuard& operator=(const OpGuard&) = delete;
@@ -89,17 +122,47 @@ class OpGuard {
 // Name of the op running on this thread ("matmul"), or nullptr. Only tracked while observed.
 const char* current_op_name();
 
+// Brackets one autograd node execution for the recorder (the backward engine uses it).
+class NodeExecutionScope {
+ public:
+  NodeExecutionScope(std::string_view node_name, int64_t sequence_nr) {
+    if (detail::g_dispatch_flags.load(std::memory_order_relaxed) & detail::kObserved) [[unlikely]]
+      begin(node_name, sequence_nr);
+  }
+  ~NodeExecutionScope() {
+    if (recorder_) [[unlikely]] recorder_->node_end();
+  }
+  NodeExecutionScope(const NodeExecutionScope&) = delete;
+  NodeExecutionScope& operator=(const NodeExecutionScope&) = delete;
+
+ private:
+  void begin(std::string_view node_name, int64_t sequence_nr);
+  EventRecorder* recorder_ = nullptr;
+};
+
 // ---- module scope -----------------------------------------------------------------------
 // Pushes a module name for error messages and observers; nn::Module::operator() uses it.
+// Each distinct path gets a process-wide id (0 = no module), kept per thread, so recording
+// the current module costs one thread-local read. Empty names leave the path unchanged.
 class ModuleScope {
  public:
   explicit ModuleScope(std::string name);
   ~ModuleScope();
   ModuleScope(const ModuleScope&) = delete;
   ModuleScope& operator=(const ModuleScope&) = delete;
+
+ private:
+  uint32_t saved_id_;
+  const std::string* saved_path_;
 };
 // Dotted path of the modules running on this thread: "net.encoder.0", or "".
 std::string current_module_path();
+// Id of that path (0 for ""); module_path(id) gives the path back, from any thread.
+uint32_t current_module_id();
+std::string module_path(uint32_t id);  // throws rt::IndexError for an id never handed out
+
+// The engine's id of the calling thread (OpEvent::thread_id).
+uint64_t current_thread_id();
 
 // ---- cancellation -----------------------------------------------------------------------
 // Asks running and future ops to stop with rt::InterruptedError (Ctrl+C, the studio's

@@ -145,7 +145,10 @@ TensorList run_backward(const std::vector<Edge>& root_edges, const TensorList& r
       for (const auto& h : node->pre_hooks()) h(*node, grads);
       NodeEvent ev{node, &grads, nullptr, index};
       for (auto* o : obs) o->before_node(ev);
-      outs = node->apply(std::move(TensorList(grads)));
+      {
+        NodeExecutionScope recorded(node->name(), int64_t(node->sequence_nr()));
+        outs = node->apply(std::move(TensorList(grads)));
+      }
       ev.grad_inputs = &outs;
       for (const auto& h : node->post_hooks()) h(*node, outs, grads);
       for (auto* o : obs) o->after_node(ev);

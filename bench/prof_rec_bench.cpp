@@ -1,0 +1,175 @@
+// prof_rec_bench — what recording costs: ns per recorded event on the hot path, and the
+// profiler's overhead on an MLP training step (784-256-128-10, Adam, batch 64).
+//
+//   build/bin/prof_rec_bench [--threads N]
+//
+// Prints one line per measurement. Each figure is the median of alternating runs with and
+// without a session, so machine load affects both sides alike.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "rt/nn/nn.h"
+#include "rt/optim/optim.h"
+#include "rt/prof/record_function.h"
+#include "rt/prof/session.h"
+#include "rt/rt.h"
+
+namespace rt::cpu {
+void set_num_threads(int n);
+}
+
+namespace {
+
+double seconds(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+rt::prof::SessionOptions options(bool full) {
+  rt::prof::SessionOptions o;
+  o.record_shapes = o.profile_memory = o.with_stack = full;
+  o.cupti = rt::prof::CuptiMode::Off;
+  return o;
+}
+
+// Alternates plain and profiled runs of `work`; returns {plain median, profiled median} in seconds.
+std::pair<double, double> compare(const std::function<void()>& work, bool full, int rounds) {
+  work();  // warm-up
+  std::vector<double> plain, profiled;
+  for (int r = 0; r < rounds; ++r) {
+    plain.push_back(seconds(work));
+    rt::prof::Session s(options(full));
+    s.start();
+    profiled.push_back(seconds(work));
+    s.stop();
+  }
+  return {median(plain), median(profiled)};
+}
+
+// Returns the measured ns per recorded event with every option on.
+double per_event_cost() {
+  double full_ns = 0;
+  constexpr int kEvents = 2'000'000;
+  auto x = rt::ones({2, 3});
+  // The dispatcher's hot path itself: an OpGuard with one input and no kernel.
+  auto guards = [&] {
+    for (int i = 0; i < kEvents; ++i) rt::OpGuard g("bench_op", x);
+  };
+  for (bool full : {false, true}) {
+    auto [plain, profiled] = compare(guards, full, 7);
+    if (full) full_ns = (profiled - plain) / kEvents * 1e9;
+    std::printf("per event (OpGuard, %-28s): %6.1f ns recorded, %5.2f ns unprofiled  (target <= 20 ns)\n",
+                full ? "shapes+module+memory opts" : "name, time, thread, depth", (profiled - plain) / kEvents * 1e9,
+                plain / kEvents * 1e9);
+  }
+  // The floor: the two clock reads (start, end) every recorded range needs.
+  std::string clock;
+  {
+    rt::prof::Session s(options(false));
+    s.start();
+    s.stop();
+    clock = s.data().metadata.at("clock");
+  }
+  uint64_t sink = 0;
+  auto steady_reads = [&] {
+    for (int i = 0; i < kEvents; ++i) sink += uint64_t(rt::now_ns());
+  };
+  std::printf("clock read, steady (rt::now_ns)              : %6.1f ns each\n", seconds(steady_reads) / kEvents * 1e9);
+#if defined(__x86_64__)
+  auto tsc_reads = [&] {
+    for (int i = 0; i < kEvents; ++i) sink += __rdtsc();
+  };
+  std::printf("clock read, TSC (rdtsc)                      : %6.1f ns each (recording clock: %s)\n",
+              seconds(tsc_reads) / kEvents * 1e9, clock.c_str());
+#endif
+  if (sink == 42) std::puts("");
+  auto ranges = [&] {
+    for (int i = 0; i < kEvents; ++i) rt::prof::RecordFunction r("range");
+  };
+  auto [plain, profiled] = compare(ranges, false, 7);
+  std::printf("per event (RecordFunction, user range)       : %6.1f ns recorded\n", (profiled - plain) / kEvents * 1e9);
+  // A real cheap op (allocates its output): what recording adds per op.
+  auto a = rt::ones({1}), b = rt::ones({1});
+  rt::Tensor c;
+  constexpr int kOps = 300'000;
+  auto adds = [&] {
+    for (int i = 0; i < kOps; ++i) c = a + b;
+  };
+  for (bool full : {false, true}) {
+    auto [p, q] = compare(adds, full, 7);
+    std::printf("1-element add (%-28s): %6.1f ns/op plain, +%5.1f ns/op recorded (op + its alloc/free events)\n",
+                full ? "shapes+module+memory" : "default options", p / kOps * 1e9, (q - p) / kOps * 1e9);
+  }
+  return full_ns;
+}
+
+void mlp_overhead(double ns_per_event) {
+  using namespace rt::nn;
+  rt::manual_seed(0);
+  auto model = std::make_shared<Sequential>(std::make_shared<Linear>(784, 256), std::make_shared<ReLU>(),
+                                            std::make_shared<Linear>(256, 128), std::make_shared<ReLU>(),
+                                            std::make_shared<Linear>(128, 10));
+  rt::optim::Adam opt(model->parameters(), {.lr = 1e-3});
+  auto x = rt::randn({64, 784});
+  auto y = rt::randint(0, 10, {64});
+  constexpr int kSteps = 4;
+  auto steps = [&] {
+    for (int i = 0; i < kSteps; ++i) {
+      opt.zero_grad();
+      rt::cross_entropy((*model)(x), y).backward();
+      opt.step();
+    }
+  };
+  // Load-independent bound: events one step records x the measured cost of one event.
+  size_t events = 0;
+  {
+    rt::prof::Session s(options(true));
+    s.start();
+    opt.zero_grad();
+    rt::cross_entropy((*model)(x), y).backward();
+    opt.step();
+    s.stop();
+    events = s.data().ops.size() + s.data().memory.size();
+  }
+  const double step_s = seconds(steps) / kSteps;
+  std::printf("MLP step records %zu events; x %.1f ns/event = %.1f us = %.3f%% of a %.3f ms step\n", events,
+              ns_per_event, events * ns_per_event * 1e-3, events * ns_per_event * 1e-9 / step_s * 100, step_s * 1e3);
+  for (bool full : {false, true}) {
+    auto [plain, profiled] = compare(steps, full, 41);
+    std::printf("MLP 784-256-128-10 Adam b64 (%-20s): %7.3f ms/step plain, %7.3f ms/step profiled, overhead %+5.2f%% "
+                "(target <= 3%%)\n",
+                full ? "shapes+memory+module" : "default options", plain / kSteps * 1e3, profiled / kSteps * 1e3,
+                (profiled / plain - 1) * 100);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: prof_rec_bench [--threads N]\n");
+      return 2;
+    }
+  }
+  rt::cpu::set_num_threads(threads);
+  mlp_overhead(per_event_cost());
+  return 0;
+}
