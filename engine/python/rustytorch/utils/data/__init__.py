@@ -1,0 +1,14 @@
+"""rt.utils.data: datasets, samplers and the DataLoader (torch.utils.data's names and semantics).
+
+    ds = rt.utils.data.TensorDataset(x, y)
+    for xb, yb in rt.utils.data.DataLoader(ds, batch_size=32, shuffle=True):
+        ...
+"""
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader
+from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+
+__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
+           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "default_collate",
+           "default_convert", "random_split"]
