@@ -3,7 +3,9 @@
 
     python3 bench/compare.py --threads 2            # markdown table on stdout
     python3 bench/compare.py --rt-bench build/bin/rt_bench --only mlp_adam_step
+    python3 bench/compare.py --quick                 # only the short micro-benchmarks
 
+Without PyTorch (python3-torch) it says so and prints the RustyTorch++ times alone.
 ratio = RustyTorch++ time / PyTorch time (lower is better; < 1 means faster than PyTorch).
 """
 import argparse
@@ -20,6 +22,7 @@ TARGETS = {  # from the foundation issue: a ratio target, or an absolute per-op 
     "mlp_adam_step": ("ratio <= 0.8", 0.8, None),
     "cnn_sgd_step": ("ratio <= 1.0", 1.0, None),
 }
+QUICK = ["add_1elem", "matmul_1024"]
 NOTES = {
     "add_1elem": "rt: C++ API; PyTorch: Python API (interpreter overhead included)",
 }
@@ -34,16 +37,40 @@ def fmt_time(s):
     return f"{s * 1e6:.2f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms"
 
 
+def torch_installed(env):
+    probe = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, env=env)
+    return probe.returncode == 0
+
+
+def print_rt_only(rt, args):
+    print(f"PyTorch is not installed for {sys.executable} (install python3-torch for the comparison); "
+          "RustyTorch++ times only.")
+    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; threads {args.threads}")
+    print()
+    print("| workload | RustyTorch++ |")
+    print("|---|---|")
+    for name in args.only:
+        note = f" ({NOTES[name]})" if name in NOTES else ""
+        print(f"| {name}{note} | {fmt_time(rt['seconds'][name])} |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--rt-bench", default=os.path.join(HERE, "..", "build", "bin", "rt_bench"))
-    p.add_argument("--only", nargs="*", default=list(TARGETS))
+    p.add_argument("--only", nargs="+", choices=list(TARGETS), metavar="WORKLOAD",
+                   help=f"workloads to run, from: {' '.join(TARGETS)} (default: all)")
+    p.add_argument("--quick", action="store_true", help=f"only the short micro-benchmarks ({' '.join(QUICK)})")
     args = p.parse_args()
+    if args.only is None:
+        args.only = QUICK if args.quick else list(TARGETS)
     if not os.path.exists(args.rt_bench):
         sys.exit(f"compare.py: {args.rt_bench} not found; build first (scripts/build.sh)")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     rt = run_json([args.rt_bench, "--threads", str(args.threads), "--only", *args.only], env)
+    if not torch_installed(env):
+        print_rt_only(rt, args)
+        return
     try:
         torch = run_json([sys.executable, os.path.join(HERE, "torch_bench.py"), "--threads", str(args.threads),
                           "--only", *args.only], env)

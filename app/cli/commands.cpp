@@ -1,0 +1,13 @@
+#include "command.h"
+
+namespace rt::cli {
+
+std::vector<std::unique_ptr<Command>> make_commands() {
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_run_command());
+  commands.push_back(make_bench_command());
+  commands.push_back(make_info_command());
+  return commands;
+}
+
+}  // namespace rt::cli

@@ -1,0 +1,163 @@
+// `rtorch info [--json]`: versions, BLAS, threads, embedded Python and its packages, optional parts.
+#include <CLI/CLI.hpp>
+#include <cblas.h>
+#include <fmt/core.h>
+#include <omp.h>
+#include <sys/utsname.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "command.h"
+#include "cpu/loops.h"
+#include "embedded_python.h"
+#include "install_layout.h"
+#include "optional_parts.h"
+
+namespace rt::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string openblas_parallel_mode() {
+  switch (openblas_get_parallel()) {
+    case 0: return "sequential";
+    case 1: return "pthreads";
+    case 2: return "OpenMP";
+    default: return "unknown";
+  }
+}
+
+Json build_section() {
+  utsname os{};
+  uname(&os);
+  return {{"rustytorch", RT_VERSION},
+          {"compiler", fmt::format("GCC {}", __VERSION__)},
+          {"c++ standard", fmt::format("C++{} ({}L)", __cplusplus / 100 % 100, __cplusplus)},
+          {"build type", RT_BUILD_TYPE},
+          {"platform", fmt::format("{} {} {}", os.sysname, os.release, os.machine)}};
+}
+
+Json threads_section() {
+  return {{"engine", rt::cpu::num_threads()},
+          {"OpenMP max", omp_get_max_threads()},
+          {"OpenBLAS", openblas_get_num_threads()},
+          {"CPU cores", std::thread::hardware_concurrency()}};
+}
+
+Json blas_section() {
+  return {{"library", "OpenBLAS"}, {"config", openblas_get_config()}, {"parallel", openblas_parallel_mode()}};
+}
+
+Json module_entry(const ModuleProbe& probe, bool want_location) {
+  if (!probe.importable) return {{"available", false}, {"error", probe.error}};
+  Json entry = {{"available", true}, {"version", probe.version}};
+  if (want_location) entry["location"] = probe.location;
+  return entry;
+}
+
+Json python_section() {
+  Json dirs = Json::array();
+  for (const auto& dir : python_package_dirs()) dirs.push_back(dir.string());
+  try {
+    EmbeddedInterpreter py;
+    return {{"version", py.version()},
+            {"executable", py.executable()},
+            {"package dirs", dirs},
+            {"rustytorch", module_entry(py.probe("rustytorch._C"), true)},
+            {"numpy", module_entry(py.probe("numpy"), false)},
+            {"torch", module_entry(py.probe("torch"), false)}};
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+Json optional_section() {
+  const GpuProbe gpu = probe_gpu();
+  Json parts = Json::object();
+  for (const OptionalPart& part : probe_optional_parts(gpu))
+    parts[part.name] = {{"built", part.built}, {"usable", part.usable}, {"detail", part.detail}};
+  Json devices = Json::array();
+  for (const auto& d : gpu.devices) devices.push_back(d);
+  parts["GPU devices"] = devices;
+  return parts;
+}
+
+std::string text_of(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  return value.dump();
+}
+
+std::string module_text(const Json& entry, bool optional) {
+  if (!entry.value("available", false)) {
+    const std::string error = entry.value("error", "");
+    if (optional && error.starts_with("ModuleNotFoundError")) return "not installed";
+    return fmt::format("not importable ({})", error);
+  }
+  std::string text = entry.value("version", "");
+  if (text.empty()) text = "available";
+  if (entry.contains("location")) text += fmt::format(" ({})", entry["location"].get<std::string>());
+  return text;
+}
+
+void print_text(const Json& info) {
+  fmt::print("rtorch {} — RustyTorch++\n", info["build"]["rustytorch"].get<std::string>());
+  auto row = [](const std::string& key, const std::string& value) { fmt::print("  {:<14}{}\n", key, value); };
+  for (const char* section : {"build", "threads", "BLAS"}) {
+    fmt::print("\n{}\n", section);
+    for (const auto& [key, value] : info[section].items()) row(key, text_of(value));
+  }
+  fmt::print("\nPython\n");
+  const Json& py = info["python"];
+  if (py.contains("error")) {
+    row("embedded", py["error"].get<std::string>());
+  } else {
+    row("embedded", fmt::format("{} ({})", py["version"].get<std::string>(), py["executable"].get<std::string>()));
+    row("rustytorch", module_text(py["rustytorch"], false));
+    if (!py["rustytorch"]["available"].get<bool>())
+      row("", fmt::format("searched: {}; build target rt_python_ext or set RT_PYTHONPATH",
+                          py["package dirs"].empty() ? std::string("(no directory)") : py["package dirs"].dump()));
+    for (const char* module : {"numpy", "torch"}) row(module, module_text(py[module], true));
+  }
+  fmt::print("\noptional parts\n");
+  for (const auto& [name, part] : info["optional"].items()) {
+    if (name == "GPU devices") {
+      for (const auto& device : part) row("GPU", device.get<std::string>());
+      continue;
+    }
+    const std::string state = part["built"].get<bool>() ? (part["usable"].get<bool>() ? "usable" : "built, not usable")
+                                                        : "not built";
+    row(name, fmt::format("{} — {}", state, part["detail"].get<std::string>()));
+  }
+}
+
+class InfoCommand final : public Command {
+ public:
+  std::string name() const override { return "info"; }
+  std::string summary() const override {
+    return "Show versions, BLAS, threads, Python packages and optional parts (CUDA, CUPTI, NCCL, MPI)";
+  }
+  void configure(CLI::App& app) override { app.add_flag("--json", json_, "Print the report as one JSON object"); }
+
+  int execute(const GlobalOptions&) override {
+    Json info = {{"build", build_section()},
+                 {"threads", threads_section()},
+                 {"BLAS", blas_section()},
+                 {"python", python_section()},
+                 {"optional", optional_section()}};
+    if (json_)
+      fmt::print("{}\n", info.dump(2));
+    else
+      print_text(info);
+    return 0;
+  }
+
+ private:
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_info_command() { return std::make_unique<InfoCommand>(); }
+
+}  // namespace rt::cli

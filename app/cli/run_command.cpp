@@ -1,0 +1,81 @@
+// `rtorch run SCRIPT.py [ARGS...]`, `rtorch run -c CODE [ARGS...]`, `rtorch run -m MODULE [ARGS...]`:
+// python3's command line over the embedded interpreter (embedded_python.h).
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+#include "command.h"
+#include "embedded_python.h"
+
+namespace rt::cli {
+namespace {
+
+// python3 reports an unopenable script with exit status 2; so does rtorch, in its own words.
+bool script_is_openable(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return true;  // a directory with __main__.py
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    fmt::print(stderr, "rtorch run: cannot open '{}': {}\n", path, std::strerror(errno));
+    return false;
+  }
+  std::fclose(f);
+  return true;
+}
+
+class RunCommand final : public Command {
+ public:
+  std::string name() const override { return "run"; }
+  std::string summary() const override {
+    return "Run a Python script (or -c CODE, -m MODULE) with rustytorch importable, like python3";
+  }
+
+  void configure(CLI::App& app) override {
+    code_option_ = app.add_option("-c", code_, "Program passed in as a string (as python3 -c)");
+    module_option_ = app.add_option("-m", module_, "Run a library module as a script (as python3 -m)");
+    script_option_ = app.add_option("script", script_, "Python script to run; arguments after it go to the script");
+    app.footer(
+        "Everything after SCRIPT (or after -c CODE / -m MODULE) is passed to the script as sys.argv[1:],\n"
+        "including options such as --help or --threads. Exit status: the script's, as with python3.");
+  }
+
+  bool takes_trailing_args() const override { return true; }
+  std::vector<std::string> target_options() const override { return {"-c", "-m"}; }
+  void set_trailing_args(std::vector<std::string> args) override { args_ = std::move(args); }
+
+  int execute(const GlobalOptions&) override {
+    PythonTarget target;
+    if (code_option_->count() > 0) {
+      target = {PythonTarget::Kind::command, code_, args_};
+    } else if (module_option_->count() > 0) {
+      target = {PythonTarget::Kind::module, module_, args_};
+    } else if (script_option_->count() > 0) {
+      if (!script_is_openable(script_)) return 2;
+      target = {PythonTarget::Kind::script, script_, args_};
+    } else {
+      fmt::print(stderr,
+                 "rtorch run: nothing to run; give a script (rtorch run train.py), -c CODE or -m MODULE "
+                 "(see rtorch run --help)\n");
+      return 2;
+    }
+    std::fflush(stdout);
+    return run_python_main(target);
+  }
+
+ private:
+  std::string code_, module_, script_;
+  CLI::Option* code_option_ = nullptr;
+  CLI::Option* module_option_ = nullptr;
+  CLI::Option* script_option_ = nullptr;
+  std::vector<std::string> args_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
+
+}  // namespace rt::cli
