@@ -51,13 +51,18 @@ MemoryCategoryId category_of(uint8_t engine_category) {
 }
 }  // namespace
 
-void SlotConverter::thread(const ThreadBuffer& b) {
+void SlotConverter::thread(const ThreadBuffer& b, const std::string& name) {
   auto [it, inserted] = threads_.try_emplace(b.thread_id, out_.threads.size());
   if (inserted) out_.threads.push_back({b.thread_id, b.os_tid, 0});
   ThreadRecord& t = out_.threads[it->second];
-  std::string name = b.name;
-  if (name.empty()) name = b.os_tid == uint32_t(::getpid()) ? "main" : fmt::format("thread {}", b.os_tid);
-  t.name = out_.strings.intern(name);
+  t.name = out_.strings.intern(
+      !name.empty() ? name : b.os_tid == uint32_t(::getpid()) ? "main" : fmt::format("thread {}", b.os_tid));
+}
+
+void SlotConverter::reset() {
+  names_.clear();
+  modules_.clear();
+  threads_.clear();
 }
 
 StringId SlotConverter::name_id(const char* stable) {

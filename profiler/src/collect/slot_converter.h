@@ -14,9 +14,11 @@ class SlotConverter {
  public:
   SlotConverter(SessionData& out, const TickMap& clock) : out_(out), clock_(clock) {}
 
-  // Adds or refreshes b's ThreadRecord (caller holds b.mu); call before convert() for b.
-  void thread(const ThreadBuffer& b);
+  // Adds or refreshes b's ThreadRecord (`name`: b.thread_name()); call before convert() for b.
+  void thread(const ThreadBuffer& b, const std::string& name);
   void convert(const ThreadBuffer& b, const Segment& segment, const Slot& slot);
+  // Forgets every cached id: call after replacing `out` (its records and StringTable).
+  void reset();
 
  private:
   StringId name_id(const char* stable);

@@ -108,6 +108,17 @@ bool ThreadBuffer::fully_drained() {
   return head_ == tail_ && head_drained_ == tail_->published.load(std::memory_order_acquire);
 }
 
+std::string ThreadBuffer::thread_name() {
+  std::lock_guard<std::mutex> lk(mu);
+  return name;
+}
+
+size_t ThreadBuffer::segment_count() const {
+  size_t n = free_.size();
+  for (const Segment* s = head_; s; s = s->next) ++n;
+  return n;
+}
+
 namespace {
 std::atomic<uint32_t> g_next_index{1};
 

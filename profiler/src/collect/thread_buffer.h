@@ -15,11 +15,13 @@ namespace rt::prof::collect {
 // Note [Thread buffers]
 // Each recording thread owns a ThreadBuffer: a chain of fixed-size segments of 64-byte slots
 // plus a word arena for input shapes. An op's slot is written when the op ends (so children
-// precede parents in a segment) and published by one release store of the segment's count;
-// the drainer reads up to that count under the buffer's mutex, which the owner takes only to
-// switch to a fresh segment. Drained, sealed segments are recycled, so steady-state recording
-// neither locks nor allocates. Open ops live in a fixed frame stack; their input shapes wait
-// in a per-thread shape stack and are copied next to the slot when the op ends.
+// precede parents in a segment) and published by one release store of the segment's count.
+// The owner takes the buffer's mutex only to switch to a fresh segment; the drainer takes it
+// only to find the undrained segments and to recycle drained ones, and reads the published
+// slots without it, so a long drain never stalls the owner. Drained, sealed segments are
+// recycled, so steady-state recording neither locks nor allocates. Open ops live in a fixed
+// frame stack; their input shapes wait in a per-thread shape stack and are copied next to the
+// slot when the op ends.
 
 enum class SlotKind : uint8_t { Op, BackwardNode, UserRange, Memory, Counter };
 
@@ -126,17 +128,20 @@ class ThreadBuffer {
   uint64_t next_correlation() noexcept { return uint64_t(index_) << 40 | ++correlation_counter_; }
   void note_dropped() noexcept { dropped_.fetch_add(1, std::memory_order_relaxed); }
 
-  // ---- drainer -------------------------------------------------------------------------
+  // ---- drainer (one at a time, inside BufferRegistry::for_each) ---------------------------
   // Calls consume(const Segment&, const Slot&) for every published, undrained slot, then
-  // recycles sealed segments. `consume` may be a no-op to discard.
+  // recycles sealed segments; takes mu only around finding and recycling them, never while
+  // `consume` runs. `consume` may be a no-op to discard.
   template <typename Consume>
   void drain(Consume&& consume);
+  std::string thread_name();  // takes mu
   uint64_t take_dropped() { return dropped_.exchange(0); }
   bool exited() const { return exited_.load(std::memory_order_acquire); }
   void mark_exited() { exited_.store(true, std::memory_order_release); }
   bool fully_drained();  // caller holds mu
+  size_t segment_count() const;  // segments held, in use or free for reuse; caller holds mu
 
-  std::mutex mu;          // the drainer; the owner when switching segments
+  std::mutex mu;          // the drainer's bookkeeping; the owner when switching segments
   std::string name;       // guarded by mu; "" until set_thread_name
   const uint64_t thread_id;
   const uint32_t os_tid;
@@ -164,20 +169,36 @@ class ThreadBuffer {
 
 template <typename Consume>
 void ThreadBuffer::drain(Consume&& consume) {
-  while (head_) {
-    const uint32_t n = head_->published.load(std::memory_order_acquire);
-    for (uint32_t i = head_drained_; i < n; ++i) consume(*head_, head_->slots[i]);
-    head_drained_ = n;
-    if (head_ == tail_) return;
-    // Sealed: the owner published its last slot before switching segments under mu.
+  Segment* first = nullptr;
+  Segment* last = nullptr;
+  uint32_t from = 0;
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    first = head_;
+    last = tail_;
+    from = head_drained_;
+  }
+  // Segments before `last` are sealed: the owner published their last slot and linked the next
+  // under mu before we read tail_. Only `last` may still grow, up to its published count.
+  uint32_t last_count = 0;
+  for (Segment* s = first; s; s = s->next) {
+    const uint32_t n = s->published.load(std::memory_order_acquire);
+    for (uint32_t i = s == first ? from : 0; i < n; ++i) consume(*s, s->slots[i]);
+    if (s == last) {
+      last_count = n;
+      break;
+    }
+  }
+  std::lock_guard<std::mutex> lk(mu);
+  while (head_ != last) {
     Segment* done = head_;
     head_ = done->next;
-    head_drained_ = 0;
     done->published.store(0, std::memory_order_relaxed);
     done->shape_words_used = 0;
     done->next = nullptr;
     free_.push_back(done);
   }
+  head_drained_ = last_count;
 }
 
 // The calling thread's buffer, created and registered on first use; nullptr when the thread
@@ -189,12 +210,10 @@ class BufferRegistry {
  public:
   static BufferRegistry& instance();
   template <typename Visit>
-  void for_each(Visit&& visit) {  // visit(ThreadBuffer&) with the buffer's mu held
+  // visit(ThreadBuffer&) for each buffer; none is added or freed meanwhile.
+  void for_each(Visit&& visit) {
     std::lock_guard<std::mutex> lk(mu_);
-    for (auto& b : buffers_) {
-      std::lock_guard<std::mutex> blk(b->mu);
-      visit(*b);
-    }
+    for (auto& b : buffers_) visit(*b);
   }
   void add(std::unique_ptr<ThreadBuffer> b);
   void prune();  // frees buffers whose thread exited and whose records were all drained

@@ -1,8 +1,12 @@
 #include "rt/prof/session.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <mutex>
+#include <vector>
 
 #include "collect/clock.h"
 #include "collect/recorder.h"
@@ -11,6 +15,9 @@
 #include "rt/dispatch.h"
 #include "rt/error.h"
 #include "rt/prof/cupti_collector.h"
+#include "session/batch_merge.h"
+#include "session/periodic_task.h"
+#include "session/store_sink.h"
 
 namespace rt::prof {
 
@@ -42,25 +49,62 @@ void sort_records(SessionData& d) {
 const char* yes_no(bool b) { return b ? "true" : "false"; }
 }  // namespace
 
-enum class Phase { Created, Recording, Stopped };
+enum class Phase { Created, Recording, Stopping, Stopped };
 
+// Records flow: thread buffers -> `batch` (drain) -> `data` (merge) and, with a store, the
+// outbox -> the store (the flush thread, outside mu). Lock order: mu, the buffer registry's,
+// then a buffer's (held only briefly: see Note [Thread buffers]).
 struct Session::State {
-  explicit State(SessionOptions o) : options(std::move(o)), converter(data, clock) {}
+  explicit State(SessionOptions o) : options(std::move(o)), converter(batch, clock) {}
 
-  // Moves every thread's published records into `data`. Caller holds mu.
+  // Moves every thread's published records into `batch`. Caller holds mu.
   void drain() {
     clock.add_point();
     collect::BufferRegistry::instance().for_each([&](collect::ThreadBuffer& b) {
+      const std::string name = b.thread_name();
       bool seen = false;
       b.drain([&](const collect::Segment& segment, const collect::Slot& slot) {
-        if (!seen) converter.thread(b);
+        if (!seen) converter.thread(b, name);
         seen = true;
         converter.convert(b, segment, slot);
       });
-      if (!seen && !b.name.empty()) converter.thread(b);
-      data.dropped_records += b.take_dropped();
+      if (!seen && !name.empty()) converter.thread(b, name);
+      batch.dropped_records += b.take_dropped();
     });
     collect::BufferRegistry::instance().prune();
+  }
+
+  // Folds `batch` into `data` and queues it for the store; `batch` starts afresh. Caller holds mu.
+  void take_batch() {
+    counts.ops += batch.ops.size();
+    counts.gpu += batch.gpu.size();
+    counts.memory += batch.memory.size();
+    counts.counters += batch.counters.size();
+    counts.steps += batch.steps.size();
+    session::merge_batch(data, batch, options.keep_in_memory);
+    if (sink && !session::batch_is_empty(batch)) {
+      if (batch.end_ns == 0) batch.end_ns = rt::now_ns();  // the stored session's "recorded until"
+      outbox.push_back(std::move(batch));
+    }
+    batch = SessionData{};
+    converter.reset();
+  }
+
+  // The flush thread's task: drain, then write outside mu.
+  void flush() noexcept {
+    std::vector<SessionData> ready;
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      if (phase != Phase::Recording) return;
+      try {
+        drain();
+        take_batch();
+      } catch (const std::exception& e) {
+        if (flush_error.empty()) flush_error = e.what();
+      }
+      ready.swap(outbox);
+    }
+    for (const SessionData& b : ready) sink->write(b);
   }
 
   void require_recording(const char* what) const {
@@ -73,9 +117,15 @@ struct Session::State {
   mutable std::mutex mu;
   Phase phase = Phase::Created;
   SessionData data;
+  SessionData batch;  // drained since the last take_batch(), in its own StringTable
+  RecordCounts counts;
   collect::TickMap clock;
   collect::SlotConverter converter;
   std::unique_ptr<CuptiCollector> gpu;
+  std::unique_ptr<session::StoreSink> sink;  // written only by the flush thread, then stop()
+  std::vector<SessionData> outbox;           // batches waiting for the store, oldest first
+  std::unique_ptr<session::PeriodicTask> flusher;
+  std::string flush_error;
   int64_t step_index = 0;
   int64_t step_start = 0;
 };
@@ -103,6 +153,12 @@ void Session::start() {
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.phase != Phase::Created)
     throw rt::Error("Session::start: this session was already started; create a new Session to record again");
+  if (s.options.flush_interval.count() <= 0)
+    throw rt::Error(fmt::format("Session::start: flush_interval is {} ms; it must be positive (default 200 ms)",
+                                s.options.flush_interval.count()));
+  if (!s.options.keep_in_memory && s.options.store_path.empty())
+    throw rt::Error("Session::start: keep_in_memory = false needs a store_path: without a store the records "
+                    "would be discarded; set store_path or keep_in_memory = true");
   std::lock_guard<std::mutex> active(g_active_mu);
   if (g_active)
     throw rt::Error("Session::start: another profiling session is recording in this process; stop it first "
@@ -138,21 +194,35 @@ void Session::start() {
       d.metadata["cupti"] = std::string("off: ") + e.what();
     }
   }
+  auto stop_gpu = [&s] {
+    if (!s.gpu) return;
+    SessionData discard;
+    s.gpu->stop(discard);
+    s.gpu.reset();
+  };
+  if (!s.options.store_path.empty()) {
+    try {
+      s.sink = std::make_unique<session::StoreSink>(s.options.store_path, d.name, d.metadata);
+    } catch (...) {
+      stop_gpu();
+      throw;
+    }
+  }
 
   d.clock_offset_ns = epoch_offset_ns();
   s.clock.add_point();
   d.start_ns = rt::now_ns();
+  s.batch.start_ns = d.start_ns;
+  s.batch.clock_offset_ns = d.clock_offset_ns;
   s.step_index = 0;
   s.step_start = d.start_ns;
   try {
     collect::start_recording(config);
+    s.flusher = std::make_unique<session::PeriodicTask>(s.options.flush_interval, [&s] { s.flush(); });
   } catch (...) {
     collect::stop_recording();
-    if (s.gpu) {
-      SessionData discard;
-      s.gpu->stop(discard);
-      s.gpu.reset();
-    }
+    stop_gpu();
+    s.sink.reset();
     throw;
   }
   s.phase = Phase::Recording;
@@ -161,22 +231,57 @@ void Session::start() {
 
 void Session::stop() {
   State& s = *state_;
-  std::lock_guard<std::mutex> lk(s.mu);
+  std::unique_lock<std::mutex> lk(s.mu);
   s.require_recording("stop");
   collect::stop_recording();
   SessionData& d = s.data;
   d.end_ns = rt::now_ns();
-  d.steps.push_back({s.step_index, s.step_start, d.end_ns});
+  s.batch.steps.push_back({s.step_index, s.step_start, d.end_ns});
   s.drain();
+  s.batch.end_ns = d.end_ns;
   if (s.gpu) {
-    s.gpu->stop(d);
+    s.take_batch();
+    for (const ThreadRecord& t : d.threads) s.batch.threads.push_back({t.thread, t.os_tid, 0});
+    s.gpu->stop(s.batch);  // maps CUDA API records to threads by OS id
     s.gpu.reset();
+    s.batch.threads.clear();
+    s.batch.end_ns = d.end_ns;
   }
+  s.take_batch();
+  s.phase = Phase::Stopping;
+  lk.unlock();
+
+  // The flush thread takes mu; it must be joined with mu released.
+  s.flusher->stop();
+  std::exception_ptr store_failure;
+  if (s.sink) {
+    std::vector<SessionData> ready;
+    {
+      std::lock_guard<std::mutex> relock(s.mu);
+      ready.swap(s.outbox);
+    }
+    for (const SessionData& b : ready) s.sink->write(b);
+    try {
+      s.sink->finish();
+    } catch (...) {
+      store_failure = std::current_exception();
+    }
+  }
+
+  lk.lock();
+  s.flusher.reset();
   sort_records(d);
   d.complete = true;
   s.phase = Phase::Stopped;
-  std::lock_guard<std::mutex> active(g_active_mu);
-  g_active = false;
+  {
+    std::lock_guard<std::mutex> active(g_active_mu);
+    g_active = false;
+  }
+  lk.unlock();
+  if (store_failure) std::rethrow_exception(store_failure);
+  if (!s.flush_error.empty())
+    throw rt::Error("Session::stop: draining the thread buffers failed while recording (" + s.flush_error +
+                    "); records drained after the failure may be missing");
 }
 
 void Session::step() {
@@ -184,7 +289,7 @@ void Session::step() {
   std::lock_guard<std::mutex> lk(s.mu);
   s.require_recording("step");
   const int64_t now = rt::now_ns();
-  s.data.steps.push_back({s.step_index, s.step_start, now});
+  s.batch.steps.push_back({s.step_index, s.step_start, now});
   ++s.step_index;
   s.step_start = now;
 }
@@ -201,10 +306,13 @@ void Session::counter(std::string_view name, double value) {
 SessionData Session::snapshot() const {
   State& s = *state_;
   std::lock_guard<std::mutex> lk(s.mu);
-  if (s.phase == Phase::Recording) s.drain();
+  if (s.phase == Phase::Recording) {
+    s.drain();
+    s.take_batch();
+  }
   SessionData copy = s.data;
   if (s.phase == Phase::Recording) {
-    copy.steps.push_back({s.step_index, s.step_start, rt::now_ns()});
+    if (s.options.keep_in_memory) copy.steps.push_back({s.step_index, s.step_start, rt::now_ns()});
     sort_records(copy);
   }
   return copy;
@@ -213,11 +321,21 @@ SessionData Session::snapshot() const {
 const SessionData& Session::data() const {
   std::lock_guard<std::mutex> lk(state_->mu);
   if (state_->phase != Phase::Stopped)
-    throw rt::Error(state_->phase == Phase::Recording
+    throw rt::Error(state_->phase == Phase::Recording || state_->phase == Phase::Stopping
                         ? "Session::data: the session is still recording; call stop() first, or snapshot() for "
                           "what was recorded so far"
                         : "Session::data: the session was never started; call start() and stop() first");
   return state_->data;
+}
+
+RecordCounts Session::counts() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->counts;
+}
+
+int64_t Session::store_session_id() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->sink ? state_->sink->session_id() : 0;
 }
 
 }  // namespace rt::prof

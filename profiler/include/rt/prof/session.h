@@ -12,6 +12,14 @@
 //   s.stop();
 //   const rt::prof::SessionData& d = s.data();      // events.h: ops, memory, steps, ...
 //
+//   // A long headless run that streams into the store and keeps little in memory:
+//   rt::prof::Session run({.profile_memory = true, .name = "train",
+//                          .store_path = "runs.sqlite", .keep_in_memory = false});
+//   run.start();                                    // opens the store: throws StoreError
+//   ...                                             // readers see the session grow
+//   run.stop();                                     // last records, then complete = 1
+//   int64_t id = run.store_session_id();            // Store::load_session(id)
+//
 // Contracts
 // - One session records at a time per process: start() throws rt::Error while another
 //   session (or another rt::EventRecorder) records. A Session records once: start, stop, read.
@@ -28,11 +36,42 @@
 //   stacks are not recorded (out of scope for this profiler).
 // - snapshot() may be called from any thread while recording (a live view at frame time): it
 //   drains every thread's buffer into the session and returns a copy of everything so far.
+// - Draining: a flush thread owned by the session (started by start(), joined by stop())
+//   moves every thread's records into the session each flush_interval, so thread buffers stay
+//   small (their chunks are reused) and memory is what the session keeps. See
+//   Note [Session memory].
+// - Store: with store_path set, start() opens the store (Store::open, creating or migrating
+//   it) and begins a session there with the metadata; it throws StoreError (store.h) with
+//   the store's message when it cannot. Each flush then appends the records drained since the previous
+//   one (one transaction, on the flush thread: never on a recording thread nor under a lock
+//   a recording thread takes), so other connections read a growing session with complete = 0,
+//   and a process killed mid-capture leaves every flushed record readable. stop() writes the
+//   rest, then finishes the stored session (complete = 1, indexes, op statistics). After
+//   stop() the stored session equals data() (keep_in_memory) except for record order: the
+//   store keeps flush order, data() sorts. A thread keeps the name it had when its first
+//   records were flushed. GPU activity (CUPTI) is delivered at stop(), so an interrupted
+//   capture holds CPU records only. When a write fails, recording goes on in memory and
+//   stop() throws StoreError naming the failure, after the session has stopped (data()
+//   then works); the stored session stays incomplete.
 // - Cost: while no session records, ops pay the dispatcher's one relaxed atomic check.
 //   Recording costs a few tens of ns per op, with no lock and no allocation per event
 //   (see Note [Thread buffers] in profiler/src/collect/thread_buffer.h). Events that cannot
 //   be kept (nesting deeper than 512, out of memory) count in SessionData::dropped_records.
+//
+// Note [Session memory]
+// With keep_in_memory (the default) the session holds every record, as data() and snapshot()
+// return them: 64 bytes per op, 112 per GPU activity, 56 per memory event, 24 per counter or
+// step, plus each distinct string once; snapshot() copies all of it. Each recording thread's
+// buffer takes about 300 KiB, more only while the thread records faster than the flush thread
+// drains; batches waiting for a store that cannot keep up (bench/prof_live_bench measures its
+// rate) also stay in memory until written. With keep_in_memory = false (requires store_path)
+// each flush drops what it queued for the store: data() and snapshot() then hold the header,
+// metadata, threads and dropped_records but no op, GPU, memory, counter or step records
+// (counts() says how many were recorded), and memory stays bounded by one flush interval's
+// records.
 #pragma once
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +92,18 @@ struct SessionOptions {
   bool with_stack = false;      // module scope of each op and user range
   CuptiMode cupti = CuptiMode::Auto;
   std::string name;             // SessionData::name
+  std::string store_path;       // a SQLite store to stream into while recording; "" = none
+  std::chrono::milliseconds flush_interval{200};  // how often buffers drain (and the store grows); > 0
+  bool keep_in_memory = true;   // false: drop records once written to the store (needs store_path)
+};
+
+// How many records a session has recorded so far, kept or not (Note [Session memory]).
+struct RecordCounts {
+  uint64_t ops = 0;  // ops, backward nodes and user ranges
+  uint64_t gpu = 0;
+  uint64_t memory = 0;
+  uint64_t counters = 0;
+  uint64_t steps = 0;
 };
 
 class Session {
@@ -62,8 +113,12 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  void start();  // throws rt::Error: already started, or another session records
-  void stop();   // throws rt::Error when not recording
+  // Throws rt::Error: already started, another session records, or bad options; StoreError
+  // when store_path cannot be opened or written.
+  void start();
+  // Throws rt::Error when not recording; StoreError when the store could not take everything
+  // (the session is stopped all the same).
+  void stop();
   bool recording() const;
 
   void step();                                       // throws rt::Error when not recording
@@ -74,6 +129,8 @@ class Session {
   // The finished session; throws rt::Error before stop().
   const SessionData& data() const;
   const SessionOptions& options() const;
+  RecordCounts counts() const;        // drained so far; complete after stop()
+  int64_t store_session_id() const;   // the session's id in store_path once started; 0 without a store
 
  private:
   struct State;
