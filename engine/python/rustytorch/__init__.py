@@ -1,0 +1,81 @@
+"""rustytorch: PyTorch's Python API over the RustyTorch++ engine.
+
+    import rustytorch as rt
+    x = rt.randn(64, 784)
+    w = rt.zeros(784, 10, requires_grad=True)
+    loss = (x @ w).relu().sum()
+    loss.backward()                      # w.grad is now [784, 10]
+    with rt.no_grad():
+        w -= 0.1 * w.grad
+
+Names and semantics follow torch; engine errors surface as the exception torch raises
+(RuntimeError, IndexError, ValueError, TypeError, NotImplementedError), Ctrl+C during a long op
+raises KeyboardInterrupt.
+"""
+from . import _C
+from ._C import Tensor, device, dtype  # noqa: F401
+
+# Every public engine function (rt.exp, rt.matmul, rt.cat, ...).
+for _name in dir(_C):
+    if not _name.startswith("_") and _name not in ("Node",):
+        globals()[_name] = getattr(_C, _name)
+del _name
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints (torch.Size)."""
+
+    def __repr__(self):
+        return f"rustytorch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+Size.__module__ = "rustytorch"
+_C._set_size_type(Size)
+
+float32, float64, float16, bfloat16 = _C.float32, _C.float64, _C.float16, _C.bfloat16
+int64, int32, uint8, bool = _C.int64, _C.int32, _C.uint8, _C.bool  # noqa: A001
+float, double, half = float32, float64, float16  # noqa: A001 -- torch's dtype aliases
+long, int = int64, int32  # noqa: A001
+
+from . import _tensor  # noqa: E402,F401 -- installs the Python-side Tensor methods
+from ._factories import *  # noqa: E402,F401,F403
+from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
+from ._random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: E402,F401
+                      set_rng_state)
+from ._functions import *  # noqa: E402,F401,F403
+from . import autograd  # noqa: E402,F401
+from . import cuda  # noqa: E402,F401
+
+
+def _lazy(name):
+    import importlib
+    return importlib.import_module("." + name, __name__)
+
+
+def __getattr__(name):
+    # nn, optim, utils, profiler and serialization are written on top of this module; import on first use
+    # so that `import rustytorch` works while they import rustytorch themselves.
+    if name in ("nn", "optim", "utils", "profiler"):
+        return _lazy(name)
+    if name in ("save", "load"):
+        return getattr(_lazy("serialization"), name)
+    raise AttributeError(f"module 'rustytorch' has no attribute '{name}'")
+
+
+__version__ = "0.1.0"

@@ -1,2 +1,22 @@
-#include <pybind11/pybind11.h>
-PYBIND11_MODULE(_C, m) { m.doc() = "RustyTorch++ engine bindings"; }
+// The rustytorch._C extension: engine bindings. The pure-Python package (rustytorch/) builds
+// PyTorch's API surface on top of these names.
+#include "bind.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "RustyTorch++ engine bindings (use the rustytorch package, not _C directly)";
+  rtpy::bind_errors(m);
+  rtpy::bind_dtypes(m);
+  rtpy::bind_tensor_class(m);
+  rtpy::bind_interrupt(m);
+  rtpy::bind_creation(m);
+  rtpy::bind_numpy(m);
+  rtpy::bind_operators(m);
+  rtpy::bind_pointwise(m);
+  rtpy::bind_reductions(m);
+  rtpy::bind_shape_ops(m);
+  rtpy::bind_nn_ops(m);
+  rtpy::bind_indexing(m);
+  rtpy::bind_autograd(m);
+  rtpy::bind_io(m);
+  rtpy::bind_profiler(m);
+}

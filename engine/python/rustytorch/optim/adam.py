@@ -13,6 +13,7 @@ import math
 
 import rustytorch as rt
 
+from .._memory import memory_category
 from .optimizer import Optimizer
 
 
@@ -56,11 +57,12 @@ class Adam(Optimizer):
         grad = -param.grad if group["maximize"] else param.grad
         state = self.state[param]
         if not state:
-            state["step"] = rt.tensor(0.0)
-            state["exp_avg"] = rt.zeros_like(param)
-            state["exp_avg_sq"] = rt.zeros_like(param)
-            if amsgrad:
-                state["max_exp_avg_sq"] = rt.zeros_like(param)
+            with memory_category("optimizer_state"):
+                state["step"] = rt.tensor(0.0)
+                state["exp_avg"] = rt.zeros_like(param)
+                state["exp_avg_sq"] = rt.zeros_like(param)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = rt.zeros_like(param)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         state["step"].add_(1)
         if weight_decay != 0:

@@ -9,6 +9,7 @@ Per parameter p with gradient g (PyTorch's single-tensor update; state "momentum
 """
 import rustytorch as rt
 
+from .._memory import memory_category
 from .optimizer import Optimizer, required
 
 
@@ -48,7 +49,8 @@ class SGD(Optimizer):
             if momentum != 0:
                 buf = state.get("momentum_buffer")
                 if buf is None:
-                    buf = d_p.detach().clone()
+                    with memory_category("optimizer_state"):
+                        buf = d_p.detach().clone()
                 else:
                     buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
                 state["momentum_buffer"] = buf

@@ -24,6 +24,7 @@ Contracts (those of torch.nn.Module):
   with dotted keys; values are detached aliases of the live tensors (keep_vars keeps them as
   they are). load_state_dict() copies values in place under no_grad.
 """
+import functools
 from collections import OrderedDict
 
 import rustytorch as rt
@@ -32,6 +33,14 @@ from ..parameter import Parameter
 from .conversion import TensorConversions
 from .hooks import RemovableHandle
 from .state import IncompatibleKeys, load_from_state_dict, load_state_dict, module_state_dict
+from ..._C._profiler import OpenModuleScope as _OpenModuleScope
+from ..._memory import memory_category
+
+
+def _name_scope(module, name):
+    # The name a child runs under (rt::ModuleScope): "0", "fc1"; paths join as "encoder.0.fc1".
+    if module is not None:
+        module.__dict__["_scope_name"] = name
 
 
 def _addindent(text, num_spaces):
@@ -55,6 +64,20 @@ class Module(TensorConversions):
     dump_patches = False
     _version = 1
     training: bool
+
+    def __init_subclass__(cls, **kwargs):
+        # What a module allocates while it is constructed (its parameters and buffers) is
+        # recorded as "parameter" memory by the profiler; see rustytorch/_memory.py.
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def __init__(self, *args, **kw):
+            with memory_category("parameter"):
+                init(self, *args, **kw)
+        cls.__init__ = __init__
 
     def __init__(self):
         d = self.__dict__
@@ -80,7 +103,11 @@ class Module(TensorConversions):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
+        scope = _OpenModuleScope(self.__dict__.get("_scope_name", ""))  # module path in errors and the profiler
+        try:
+            output = self.forward(*args, **kwargs)
+        finally:
+            scope.close()
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:
@@ -175,6 +202,7 @@ class Module(TensorConversions):
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         self._modules[name] = module
+        _name_scope(module, name)
 
     register_module = add_module
 
@@ -217,11 +245,13 @@ class Module(TensorConversions):
             self._check_ready("module")
             remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
             self._modules[name] = value
+            _name_scope(value, name)
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                 "(rt.nn.Module or None expected)")
             self._modules[name] = value
+            _name_scope(value, name)
         elif self.__dict__.get("_buffers") is not None and name in self._buffers:
             if value is not None and not isinstance(value, rt.Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "

@@ -1,0 +1,116 @@
+// Grad mode, anomaly mode, backward/grad, tensor hooks and the grad_fn graph (Node).
+// Hooks hold Python callables inside engine std::functions that may be copied or destroyed
+// while the GIL is released (backward runs without it), so every touch takes the GIL.
+#include <fmt/format.h>
+
+#include "bind.h"
+
+namespace rtpy {
+
+namespace {
+// A Python object whose last reference may be dropped on any thread.
+std::shared_ptr<py::object> share(py::object o) {
+  return std::shared_ptr<py::object>(new py::object(std::move(o)), [](py::object* p) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+rt::TensorList tensors_arg(py::handle h, const char* what) {
+  rt::TensorList out;
+  if (h.is_none()) return out;
+  if (is_tensor(h)) return {unwrap(h)};
+  for (py::handle e : py::reinterpret_borrow<py::sequence>(h)) {
+    if (e.is_none()) out.emplace_back();
+    else if (is_tensor(e)) out.push_back(unwrap(e));
+    else throw py::type_error(fmt::format("{}: expected Tensors, got {}", what, Py_TYPE(e.ptr())->tp_name));
+  }
+  return out;
+}
+
+py::tuple next_functions(const rt::autograd::Node& n) {
+  py::tuple t(n.next_edges().size());
+  for (size_t i = 0; i < n.next_edges().size(); ++i) {
+    const auto& e = n.next_edges()[i];
+    t[i] = py::make_tuple(e.function ? py::cast(e.function) : py::none(), e.input_nr);
+  }
+  return t;
+}
+}  // namespace
+
+void bind_autograd(py::module_& m) {
+  m.def("is_grad_enabled", &rt::GradMode::is_enabled);
+  m.def("_set_grad_enabled", &rt::GradMode::set_enabled, py::arg("mode"));
+  m.def("is_anomaly_enabled", &rt::AnomalyMode::is_enabled);
+  m.def("_set_anomaly_enabled", &rt::AnomalyMode::set_enabled, py::arg("mode"));
+
+  m.def(
+      "_backward",
+      [](py::handle tensors, py::handle grad_tensors, bool retain_graph) {
+        rt::TensorList roots = tensors_arg(tensors, "backward"), grads = tensors_arg(grad_tensors, "backward");
+        run_long([&] { rt::autograd::backward(roots, grads, retain_graph); });
+      },
+      py::arg("tensors"), py::arg("grad_tensors") = py::none(), py::arg("retain_graph") = false);
+  m.def(
+      "_grad",
+      [](py::handle outputs, py::handle inputs, py::handle grad_outputs, bool retain_graph, bool create_graph,
+         bool allow_unused) {
+        rt::TensorList outs = tensors_arg(outputs, "grad"), ins = tensors_arg(inputs, "grad"),
+                       gouts = tensors_arg(grad_outputs, "grad");
+        rt::TensorList r = run_long([&] {
+          return rt::autograd::grad(outs, ins, gouts, retain_graph, create_graph, allow_unused);
+        });
+        py::tuple t(r.size());
+        for (size_t i = 0; i < r.size(); ++i) t[i] = wrap(r[i]);
+        return t;
+      },
+      py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(), py::arg("retain_graph") = false,
+      py::arg("create_graph") = false, py::arg("allow_unused") = false);
+
+  TensorClass cls = tensor_class(m);
+  cls.def(
+      "backward",
+      [](const rt::Tensor& t, py::handle gradient, py::handle retain_graph, bool create_graph) {
+        if (create_graph)
+          throw rt::NotImplementedError("backward(create_graph=True): higher-order gradients are not supported");
+        rt::Tensor g = gradient.is_none() ? rt::Tensor() : unwrap(gradient);
+        const bool retain = retain_graph.is_none() ? false : retain_graph.cast<bool>();
+        run_long([&] { t.backward(g, retain); });
+      },
+      py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(), py::arg("create_graph") = false);
+  cls.def(
+      "_register_hook",
+      [](const rt::Tensor& t, py::function fn) {
+        auto f = share(std::move(fn));
+        return t.register_hook([f](const rt::Tensor& g) -> rt::Tensor {
+          py::gil_scoped_acquire gil;
+          py::object r = (*f)(wrap(g));
+          if (r.is_none()) return {};
+          if (!is_tensor(r))
+            throw rt::ValueError(fmt::format("a tensor hook must return None or a Tensor, got {}",
+                                             Py_TYPE(r.ptr())->tp_name));
+          return unwrap(r);
+        });
+      },
+      py::arg("hook"));
+  cls.def("_remove_hook", [](const rt::Tensor& t, size_t handle) { t.remove_hook(handle); }, py::arg("handle"));
+
+  py::class_<rt::autograd::Node, std::shared_ptr<rt::autograd::Node>>(m, "Node")
+      .def("name", &rt::autograd::Node::name)
+      .def_property_readonly("next_functions", &next_functions)
+      .def_property_readonly("_sequence_nr", &rt::autograd::Node::sequence_nr)
+      .def_property_readonly("_forward_op", &rt::autograd::Node::forward_op)
+      .def_property_readonly("_forward_module", &rt::autograd::Node::forward_module)
+      .def_property_readonly("variable",
+                             [](const rt::autograd::Node& n) -> py::object {
+                               if (auto* acc = dynamic_cast<const rt::autograd::AccumulateGrad*>(&n))
+                                 return wrap(acc->variable());
+                               throw py::attribute_error(fmt::format("'{}' object has no attribute 'variable'", n.name()));
+                             })
+      .def("__repr__", [](py::handle self) {
+        return fmt::format("<{} object at {}>", self.cast<rt::autograd::Node&>().name(), static_cast<void*>(self.ptr()));
+      });
+}
+
+}  // namespace rtpy

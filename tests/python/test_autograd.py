@@ -1,0 +1,127 @@
+"""Autograd API: backward/grad, hooks, retain_grad, grad_fn, anomaly mode, grad setting."""
+import numpy as np
+import pytest
+
+import rustytorch as rt
+
+
+def test_backward_accumulates_into_leaves():
+    w = rt.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    assert w.grad.tolist() == [2, 4]
+    (w * 3).sum().backward()
+    assert w.grad.tolist() == [5, 7]
+    g = w.grad
+    assert w.grad is g  # same Python object while alive
+
+
+def test_backward_with_gradient_and_retain_graph():
+    x = rt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y.backward(rt.tensor([1.0, 0.0, 1.0]), retain_graph=True)
+    y.backward(rt.tensor([1.0, 1.0, 1.0]))
+    assert x.grad.tolist() == [4, 2, 4]
+
+
+def test_autograd_grad_leaves_grad_untouched():
+    x = rt.tensor([1.0, 2.0], requires_grad=True)
+    y = rt.tensor([3.0], requires_grad=True)
+    z = (x * x).sum() * y
+    gx, gy = rt.autograd.grad(z, (x, y))
+    assert gx.tolist() == [6, 12] and gy.tolist() == [5]
+    assert x.grad is None and y.grad is None
+    u = rt.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError):
+        rt.autograd.grad((x * 2).sum(), [u])
+    (gu,) = rt.autograd.grad((x * 2).sum(), [u], allow_unused=True)
+    assert gu is None
+    rt.autograd.backward([(x * 2).sum()])
+    assert x.grad.tolist() == [2, 2]
+
+
+def test_is_leaf_grad_fn_and_detach():
+    x = rt.ones(2, requires_grad=True)
+    y = x * 2 + 1
+    assert x.is_leaf and not y.is_leaf and x.grad_fn is None
+    assert y.grad_fn.name() == "AddBackward0"
+    nf = y.grad_fn.next_functions
+    assert nf[0][0].name() == "MulBackward0"
+    acc = nf[0][0].next_functions[0][0]
+    assert acc.name() == "AccumulateGrad" and acc.variable is x
+    d = y.detach()
+    assert not d.requires_grad and d._shares_storage(y)
+    assert rt.ones(2).requires_grad_().requires_grad
+
+
+def test_retain_grad_and_hooks():
+    x = rt.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    calls = []
+    h1 = y.register_hook(lambda g: calls.append(("y", g.tolist())))
+    h2 = x.register_hook(lambda g: g * 10)
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [6, 12]
+    assert calls == [("y", [6.0, 12.0])]
+    assert x.grad.tolist() == [180, 360]
+    h1.remove()
+    h2.remove()
+    x.grad = None
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3, 3] and len(calls) == 1
+
+
+def test_hook_exception_propagates():
+    x = rt.ones(2, requires_grad=True)
+
+    def bad(g):
+        raise ValueError("hook failed on purpose")
+    x.register_hook(bad)
+    with pytest.raises(ValueError, match="on purpose"):
+        (x * 2).sum().backward()
+
+
+def test_set_grad_and_validation():
+    x = rt.ones(2, requires_grad=True)
+    x.grad = rt.tensor([1.0, 2.0])
+    assert x.grad.tolist() == [1, 2]
+    with pytest.raises(ValueError, match="shape"):
+        x.grad = rt.ones(3)
+    with pytest.raises(TypeError):
+        x.grad = rt.ones(2, dtype=rt.float64)
+
+
+def test_requires_grad_setter_and_no_grad():
+    x = rt.ones(2)
+    x.requires_grad = True
+    assert x.requires_grad
+    with rt.no_grad():
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+
+def test_detect_anomaly_raises_on_nan():
+    x = rt.tensor([-1.0, 4.0], requires_grad=True)
+    with rt.autograd.detect_anomaly():
+        y = x.sqrt()
+        with pytest.raises(RuntimeError):
+            y.sum().backward()
+    rt.autograd.set_detect_anomaly(False)
+    assert not rt.autograd.is_anomaly_enabled()
+
+
+def test_data_assignment_keeps_identity():
+    p = rt.ones(3, requires_grad=True)
+    p.data = rt.zeros(3)
+    assert p.requires_grad and p.tolist() == [0, 0, 0]
+    p.data.add_(1)
+    assert p.tolist() == [1, 1, 1]
+
+
+def test_no_grad_optimizer_style_update():
+    w = rt.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    (w * w).sum().backward()
+    with rt.no_grad():
+        w -= 0.1 * w.grad
+    assert w.tolist() == pytest.approx([0.8, 1.6])
+    assert w.is_leaf and w.requires_grad
