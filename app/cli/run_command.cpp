@@ -1,5 +1,6 @@
 // `rtorch run SCRIPT.py [ARGS...]`, `rtorch run -c CODE [ARGS...]`, `rtorch run -m MODULE [ARGS...]`:
 // python3's command line over the embedded interpreter (embedded_python.h).
+// `--profile OUT.json` / `--store DB` (before the target) record the whole run (profiled_run.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -10,6 +11,7 @@
 
 #include "command.h"
 #include "embedded_python.h"
+#include "profiled_run.h"
 
 namespace rt::cli {
 namespace {
@@ -38,9 +40,19 @@ class RunCommand final : public Command {
     code_option_ = app.add_option("-c", code_, "Program passed in as a string (as python3 -c)");
     module_option_ = app.add_option("-m", module_, "Run a library module as a script (as python3 -m)");
     script_option_ = app.add_option("script", script_, "Python script to run; arguments after it go to the script");
+    app.add_option("--profile", profile_.trace_path,
+                   "Profile the whole run and write a Chrome/Perfetto trace (.json or .json.gz)")
+        ->type_name("OUT.json");
+    app.add_option("--store", profile_.store_path, "Profile the whole run into this SQLite session store")
+        ->type_name("DB.sqlite");
+    app.add_flag("--record-shapes,!--no-record-shapes", profile_.record_shapes,
+                 "Record input shapes when profiling (default: on)");
+    app.add_flag("--profile-memory,!--no-profile-memory", profile_.profile_memory,
+                 "Record allocations by category when profiling (default: on)");
     app.footer(
         "Everything after SCRIPT (or after -c CODE / -m MODULE) is passed to the script as sys.argv[1:],\n"
-        "including options such as --help or --threads. Exit status: the script's, as with python3.");
+        "including options such as --help or --threads: give rtorch's own options (--profile, --store...)\n"
+        "before SCRIPT. Exit status: the script's, as with python3.");
   }
 
   bool takes_trailing_args() const override { return true; }
@@ -63,7 +75,9 @@ class RunCommand final : public Command {
       return 2;
     }
     std::fflush(stdout);
-    return run_python_main(target);
+    if (profile_.trace_path.empty() && profile_.store_path.empty()) return run_python_main(target);
+    profile_.name = target.kind == PythonTarget::Kind::command ? "-c" : target.target;
+    return run_profiled(profile_, [&] { return run_python_main(target); });
   }
 
  private:
@@ -72,6 +86,7 @@ class RunCommand final : public Command {
   CLI::Option* module_option_ = nullptr;
   CLI::Option* script_option_ = nullptr;
   std::vector<std::string> args_;
+  ProfileRequest profile_;
 };
 
 }  // namespace
