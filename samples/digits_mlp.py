@@ -5,13 +5,12 @@
     rtorch run samples/digits_mlp.py --save mlp.safetensors
 """
 import argparse
-import time
 
 import rustytorch as rt
 from rustytorch import nn
 from rustytorch.utils.data import DataLoader
 
-from digits_data import accuracy, load_digits
+from digits_data import accuracy, load_digits, train_epoch
 
 
 def build_model():
@@ -43,16 +42,8 @@ def main():
     optimizer = rt.optim.Adam(model.parameters(), lr=args.lr)
     print(model)
     for epoch in range(1, epochs + 1):
-        start, total_loss, batches = time.perf_counter(), 0.0, 0
-        for x, y in train_loader:
-            optimizer.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            optimizer.step()
-            total_loss += loss.item()
-            batches += 1
-        elapsed = time.perf_counter() - start
-        print(f"epoch {epoch:3d}  loss {total_loss / batches:.4f}  "
+        mean_loss, elapsed = train_epoch(model, train_loader, loss_fn, optimizer)
+        print(f"epoch {epoch:3d}  loss {mean_loss:.4f}  "
               f"test accuracy {accuracy(model, test_loader):.4f}  ({elapsed * 1e3:.1f} ms)")
     if args.save:
         rt.save(model.state_dict(), args.save)
