@@ -4,6 +4,8 @@
 # (build/) through ctest, whose summary is printed last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache hits across checkouts (CI clones to a new folder each time).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 scripts/setup.sh
 jobs=$(nproc)
 
