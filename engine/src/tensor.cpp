@@ -36,9 +36,25 @@ int64_t numel_of(const Shape& shape) {
   return n;
 }
 
+namespace {
+// Sizes whose element count (or byte count) does not fit in int64 would wrap around to a small
+// or negative numel and index out of bounds later; refuse them where tensors are made.
+void check_numel_fits(const Shape& shape, size_t element_bytes) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    if (__builtin_mul_overflow(n, s, &n))
+      throw ValueError("tensor of shape " + format_shape(shape) + " has more elements than fit in int64; "
+                       "check the sizes passed to the op");
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, int64_t(element_bytes), &bytes))
+    throw ValueError("tensor of shape " + format_shape(shape) + " needs more bytes than fit in int64");
+}
+}  // namespace
+
 Tensor make_tensor(const Shape& shape, ScalarType dtype, Device device) {
   for (int64_t s : shape)
     if (s < 0) throw ValueError("cannot create a tensor with negative size in shape " + format_shape(shape));
+  check_numel_fits(shape, element_size(dtype));
   if (!device.is_cpu())
     throw DeviceError("device " + device.str() + " is not available in this build; use rt::Device::cpu()");
   auto impl = std::make_shared<TensorImpl>();
@@ -59,6 +75,7 @@ Tensor scalar_to_tensor(const Scalar& s) {
 }
 
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
+  check_numel_fits(sizes, 1);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = base.storage();
   impl->sizes = std::move(sizes);

@@ -101,6 +101,7 @@ rt::Tensor tensor_from_data(py::handle data, std::optional<rt::ScalarType> dtype
   infer_shape(data, nd.shape);
   collect(data, 0, nd);
   rt::ScalarType t = nd.kind == Kind::Float ? rt::kFloat32 : nd.kind == Kind::Int ? rt::kInt64 : rt::kBool;
+  if (nd.f.empty() && nd.i.empty() && !nd.tensor_dtype) t = rt::kFloat32;  // rt.tensor([]): torch's default dtype
   if (nd.tensor_dtype && nd.kind != Kind::Float) t = *nd.tensor_dtype;
   if (nd.tensor_dtype && nd.kind == Kind::Float && rt::is_floating(*nd.tensor_dtype)) t = *nd.tensor_dtype;
   if (dtype) t = *dtype;

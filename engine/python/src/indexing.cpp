@@ -77,7 +77,8 @@ Indexed apply_basic(const rt::Tensor& self, py::handle index) {
   if (consumed > self.dim())
     throw rt::IndexError(fmt::format("too many indices for tensor of dimension {} ({} given)", self.dim(), consumed));
   Indexed r{self, {}};
-  int64_t d = 0;
+  int64_t d = 0;                      // dim of r.view the next index applies to
+  int64_t selected = 0;  // ints so far: torch numbers dims as d + selected (Nones count, ints too)
   bool seen_ellipsis = false;
   for (py::handle h : idx) {
     if (h.is_none()) {
@@ -88,12 +89,18 @@ Indexed apply_basic(const rt::Tensor& self, py::handle index) {
       d += self.dim() - consumed;
     } else if (PyBool_Check(h.ptr())) {
       throw rt::NotImplementedError("indexing with a Python bool (x[True]) is not supported; use None to add a dim");
-    } else if (PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !is_tensor(h))) {
+    } else if (PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !is_tensor(h) && !PySequence_Check(h.ptr()))) {
+      // ints and integer scalars (numpy.int64); arrays and sequences are advanced indices below
       const int64_t size = r.view.size(d);
-      int64_t i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())).cast<int64_t>();
-      if (i < -size || i >= size)
-        throw rt::IndexError(fmt::format("index {} is out of bounds for dimension {} with size {}", i, d, size));
+      auto as_int = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+      if (!as_int) throw py::error_already_set();
+      int overflow = 0;
+      const long long i = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+      if (overflow || i < -size || i >= size)
+        throw rt::IndexError(fmt::format("index {} is out of bounds for dimension {} with size {}",
+                                         py::str(as_int).cast<std::string>(), d + selected, size));
       r.view = rt::select(r.view, d, i < 0 ? i + size : i);
+      ++selected;
     } else if (PySlice_Check(h.ptr())) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(h.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();

@@ -153,8 +153,8 @@ void bind_tensor_class(py::module_& m) {
       .def("__bool__",
            [](const rt::Tensor& t) {
              if (t.numel() != 1)
-               throw py::value_error(fmt::format("Boolean value of Tensor with {} values is ambiguous",
-                                                 t.numel() == 0 ? "no" : "more than one"));
+               throw std::runtime_error(fmt::format("Boolean value of Tensor with {} value is ambiguous",
+                                                    t.numel() == 0 ? "no" : "more than one"));
              return t.item<bool>();
            })
       .def("__float__", [](const rt::Tensor& t) { return checked_item_tensor(t, "float()").item<double>(); })

@@ -233,6 +233,7 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 Tensor& apply_inplace(Tensor& self, const char* op, Tensor (*fn)(const Tensor&)) {
   OpGuard guard(op, self);
   if (autograd::any_requires_grad(self)) return detail::inplace_with_history(self, op, fn);
+  detail::check_no_internal_overlap(self, op);
   Tensor r = fn(self);
   detail::check_inplace_dtype(r.dtype(), self, op);
   cpu::copy_kernel(self, r);

@@ -15,7 +15,16 @@
 
 namespace rt::detail {
 
+void check_no_internal_overlap(const Tensor& self, const char* op) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.stride(d) == 0 && self.size(d) > 1)
+      throw ValueError(std::string(op) + ": unsupported operation: more than one element of the written-to tensor "
+                       "(shape " + format_shape(self.sizes()) + ", stride 0 in dimension " + std::to_string(d) +
+                       ") refers to a single memory location. Hint: clone() the expanded tensor before writing to it");
+}
+
 void check_inplace(const Tensor& self, const char* op, bool needs_grad) {
+  check_no_internal_overlap(self, op);
   if (!needs_grad) return;
   if (self.is_leaf() && self.requires_grad())
     throw AutogradError(std::string("a leaf Variable that requires grad is being used in an in-place operation (") + op +
@@ -39,6 +48,7 @@ void check_inplace_dtype(ScalarType result, const Tensor& self, const char* op) 
 }
 
 void check_inplace_shape(const Tensor& self, const Tensor& other, const char* op) {
+  check_no_internal_overlap(self, op);
   if (other.sizes() == self.sizes()) return;
   Shape b = broadcast_shapes(self.sizes(), other.sizes(), op);
   if (b != self.sizes())

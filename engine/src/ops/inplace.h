@@ -6,6 +6,10 @@
 
 namespace rt::detail {
 
+// Throws ValueError when self has a stride-0 dimension of size > 1 (an expanded tensor): one
+// memory location would be written several times. check_inplace and check_inplace_shape run it.
+void check_no_internal_overlap(const Tensor& self, const char* op);
+
 // Throws AutogradError for an in-place op on a leaf that requires grad (in grad mode),
 // and NotImplementedError for one on a view that takes part in autograd.
 void check_inplace(const Tensor& self, const char* op, bool needs_grad);

@@ -1,4 +1,7 @@
 // sum: the reduction autograd itself needs (sum_to); the other reductions live in reduce.cpp.
+#include <algorithm>
+#include <vector>
+
 #include "../../kernels/cpu/loops.h"
 #include "../../kernels/cpu/reduce.h"
 #include "rt/autograd/node.h"
@@ -7,6 +10,30 @@
 #include "rt/ops/view.h"
 
 namespace rt {
+
+namespace {
+constexpr int64_t kSumChunk = 1 << 16;
+
+// float32 rows: 8 float partial sums per 4096-element block (fast, vectorisable), blocks added
+// in double, so long rows neither stall (a float stops growing at 2^24 + ...) nor drift.
+template <typename T>
+double float_row_sum(const T* p, int64_t n) {
+  constexpr int64_t kBlock = 4096;
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t end = std::min(n, b + kBlock);
+    float acc[8] = {};
+    int64_t i = b;
+    for (; i + 8 <= end; i += 8)
+      for (int k = 0; k < 8; ++k) acc[k] += float(p[i + k]);
+    float s = 0;
+    for (; i < end; ++i) s += float(p[i]);
+    for (int k = 0; k < 8; ++k) s += acc[k];
+    total += s;
+  }
+  return total;
+}
+}  // namespace
 
 Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
   OpGuard guard("sum", t);
@@ -25,21 +52,28 @@ Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
         auto row = [&](int64_t r) {
           const T* p = in + r * inner;
           if constexpr (std::is_same_v<Acc, float>) {
-            // pairwise-ish: 8 partial sums keep float32 error small on long rows
-            float acc[8] = {};
-            int64_t i = 0;
-            for (; i + 8 <= inner; i += 8)
-              for (int k = 0; k < 8; ++k) acc[k] += float(p[i + k]);
-            float s = 0;
-            for (; i < inner; ++i) s += float(p[i]);
-            for (int k = 0; k < 8; ++k) s += acc[k];
-            o[r] = O(s);
+            o[r] = O(float_row_sum(p, inner));
           } else {
             Acc s = 0;
             for (int64_t i = 0; i < inner; ++i) s += Acc(compute_t<T>(p[i]));
             o[r] = O(s);
           }
         };
+        if (outer == 1 && inner >= 2 * kSumChunk) {
+          if constexpr (std::is_same_v<Acc, float>) {
+            // One long row: fixed-size chunks summed in parallel, then added in order, so the
+            // result does not depend on the thread count.
+            const int64_t chunks = (inner + kSumChunk - 1) / kSumChunk;
+            std::vector<double> partial(size_t(chunks), 0.0);
+#pragma omp parallel for schedule(static)
+            for (int64_t c = 0; c < chunks; ++c)
+              partial[size_t(c)] = float_row_sum(in + c * kSumChunk, std::min(kSumChunk, inner - c * kSumChunk));
+            double total = 0;
+            for (double v : partial) total += v;
+            o[0] = O(total);
+            return;
+          }
+        }
         if (outer * inner >= cpu::kParallelGrain && outer > 1) {
 #pragma omp parallel for schedule(static)
           for (int64_t r = 0; r < outer; ++r) row(r);
