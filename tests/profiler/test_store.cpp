@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "temp_store_dir.h"
 #include "rt/prof/store.h"
 #include "store/sqlite_connection.h"
 
@@ -16,23 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path test_dir() { return fs::temp_directory_path() / ("rt_store_test_" + std::to_string(::getpid())); }
+const rt::prof::testing::TempStoreDir scratch("rt_store_test_");
 
-// Removes this run's files when the test binary exits (the forked children leave with _exit).
-struct RemoveTestDir {
-  ~RemoveTestDir() {
-    std::error_code ec;
-    fs::remove_all(test_dir(), ec);
-  }
-} remove_test_dir;
-
-fs::path fresh_path(std::string_view name) {
-  const fs::path dir = test_dir();
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(p.string() + suffix);
-  return p;
-}
+fs::path fresh_path(std::string_view name) { return scratch.fresh(name); }
 
 // A small but complete session: nested ops on two threads, every GPU kind, memory, counters, steps.
 SessionData sample_session(int ops_per_thread = 3) {

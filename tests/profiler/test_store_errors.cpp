@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "temp_store_dir.h"
 #include "rt/prof/store.h"
 #include "store/sqlite_connection.h"
 
@@ -17,23 +18,9 @@ using Catch::Contains;
 
 namespace {
 
-fs::path test_dir() { return fs::temp_directory_path() / ("rt_store_errors_" + std::to_string(::getpid())); }
+const rt::prof::testing::TempStoreDir scratch("rt_store_errors_");
 
-// Removes this run's files when the test binary exits (the forked children leave with _exit).
-struct RemoveTestDir {
-  ~RemoveTestDir() {
-    std::error_code ec;
-    fs::remove_all(test_dir(), ec);
-  }
-} remove_test_dir;
-
-fs::path fresh_path(std::string_view name) {
-  const fs::path dir = test_dir();
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove_all(p.string() + suffix);
-  return p;
-}
+fs::path fresh_path(std::string_view name) { return scratch.fresh(name); }
 
 SessionData small_session() {
   SessionData d;
