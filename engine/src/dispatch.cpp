@@ -102,7 +102,7 @@ void op_begin_slow(OpFrame& f, const char* name, const Tensor* const* inputs, si
   f.saved_op = t_current_op ? t_current_op : "";
   t_current_op = name;
   if (auto* r = g_recorder.load(std::memory_order_acquire)) {
-    r->op_begin(name, inputs, n, GradMode::is_enabled() ? int64_t(autograd::peek_sequence_nr()) : -1);
+    f.recorder_token = r->op_begin(name, inputs, n, GradMode::is_enabled() ? int64_t(autograd::peek_sequence_nr()) : -1);
     f.recorder = r;
   }
   if (g_op_observer_count.load(std::memory_order_relaxed) == 0) {
@@ -134,7 +134,7 @@ void op_begin_slow(OpFrame& f, const char* name, const Tensor* const* inputs, si
 void op_end_slow(OpFrame& f) {
   --t_depth;
   t_current_op = (f.saved_op && *f.saved_op) ? f.saved_op : nullptr;
-  if (f.recorder) f.recorder->op_end();
+  if (f.recorder) f.recorder->op_end(f.recorder_token);
   if (f.event) {
     f.event->end_ns = now_ns();
     std::vector<OpObserver*> observers;

@@ -75,8 +75,10 @@ class EventRecorder {
  public:
   virtual ~EventRecorder() = default;
   // sequence_nr: the sequence number a backward node created by this op gets, -1 in no-grad mode.
-  virtual void op_begin(const char* name, const Tensor* const* inputs, size_t n, int64_t sequence_nr) noexcept = 0;
-  virtual void op_end() noexcept = 0;
+  // Returns a token (the recorder's per-thread state, or nullptr) that the matching op_end gets,
+  // so a recorder finds its thread's buffer once per op rather than twice.
+  virtual void* op_begin(const char* name, const Tensor* const* inputs, size_t n, int64_t sequence_nr) noexcept = 0;
+  virtual void op_end(void* token) noexcept = 0;
   virtual void node_begin(std::string_view name, int64_t sequence_nr) noexcept = 0;
   virtual void node_end() noexcept = 0;
   virtual void memory_event(const MemoryEvent& e, int64_t total_after) noexcept = 0;
@@ -95,6 +97,7 @@ struct OpFrame {
   OpEvent* event = nullptr;  // non-null only when an OpObserver is attached
   const char* saved_op = nullptr;
   EventRecorder* recorder = nullptr;  // the recorder op_begin went to; gets op_end
+  void* recorder_token = nullptr;     // what its op_begin returned
 };
 }  // namespace detail
 

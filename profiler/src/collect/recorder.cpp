@@ -43,20 +43,21 @@ void write_shapes(ThreadBuffer& b, OpenFrame& f, const Tensor* const* inputs, si
 
 class BufferRecorder final : public rt::EventRecorder {
  public:
-  void op_begin(const char* name, const Tensor* const* inputs, size_t n, int64_t sequence_nr) noexcept override {
+  void* op_begin(const char* name, const Tensor* const* inputs, size_t n, int64_t sequence_nr) noexcept override {
     ThreadBuffer* b = this_thread_buffer();
-    if (!b) [[unlikely]] return;
+    if (!b) [[unlikely]] return nullptr;
     OpenFrame* f = b->open_frame(SlotKind::Op, name, sequence_nr, module_now());
-    if (!f) [[unlikely]] return;
+    if (!f) [[unlikely]] return b;  // dropped; close_frame still pops it
     if (g_record_shapes.load(std::memory_order_relaxed)) write_shapes(*b, *f, inputs, n);
     if (auto push = g_push_correlation.load(std::memory_order_relaxed)) {
       f->correlation = b->next_correlation();
       push(f->correlation);
     }
     f->start = ticks();
+    return b;
   }
-  void op_end() noexcept override {
-    ThreadBuffer* b = this_thread_buffer();
+  void op_end(void* token) noexcept override {
+    auto* b = static_cast<ThreadBuffer*>(token);
     if (!b) [[unlikely]] return;
     if (b->close_frame() != 0)
       if (auto pop = g_pop_correlation.load(std::memory_order_relaxed)) pop();
