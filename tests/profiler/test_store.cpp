@@ -2,6 +2,8 @@
 // and concurrent readers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,6 +166,10 @@ void check_same_rows(const std::vector<OpStats>& a, const std::vector<OpStats>& 
     CHECK(a[i].total_ns == b[i].total_ns);
     CHECK(a[i].self_device_ns == b[i].self_device_ns);
     CHECK(a[i].device_total_ns == b[i].device_total_ns);
+    CHECK(a[i].self_cpu_memory_bytes == b[i].self_cpu_memory_bytes);
+    CHECK(a[i].cpu_memory_bytes == b[i].cpu_memory_bytes);
+    CHECK(a[i].self_device_memory_bytes == b[i].self_device_memory_bytes);
+    CHECK(a[i].device_memory_bytes == b[i].device_memory_bytes);
   }
 }
 
@@ -388,6 +394,32 @@ TEST_CASE("a version 1 store written by hand migrates to the current schema") {
   w.finish();
   CHECK(store.graph_snapshots(w.id()).size() == 1);
   check_same_rows(store.top_ops(w.id()), key_averages(store.load_session(w.id())));
+}
+
+TEST_CASE("schema 2 -> 3: op statistics written without memory columns are recomputed from the records") {
+  const fs::path p = fresh_path("v2.sqlite");
+  int64_t id = 0;
+  {
+    Store store = Store::open(p);
+    id = store.save_session(sample_session());
+  }
+  {  // Turn the file back into what a schema-2 build wrote: OpStats without the memory columns.
+    sqlite::Connection raw(p, false, 1000);
+    for (const char* column : {"selfCpuMemory", "cpuMemory", "selfDeviceMemory", "deviceMemory"})
+      raw.exec(std::string("ALTER TABLE OpStats DROP COLUMN ") + column);
+    raw.exec("PRAGMA user_version = 2");
+  }
+  Store store = Store::open(p);
+  CHECK(store.schema_version() == 3);
+  const auto expected = key_averages(store.load_session(id));
+  REQUIRE(std::any_of(expected.begin(), expected.end(), [](const OpStats& s) { return s.cpu_memory_bytes != 0; }));
+  check_same_rows(store.top_ops(id), expected);
+  // Sessions finished from now on keep their op memory in OpStats.
+  const int64_t fresh = store.save_session(sample_session());
+  sqlite::Connection raw(p, true, 1000);
+  CHECK(raw.query_int("SELECT count(*) FROM OpStats WHERE sessionId = " + std::to_string(fresh) +
+                      " AND selfCpuMemory IS NOT NULL") > 0);
+  check_same_rows(store.top_ops(fresh), key_averages(store.load_session(fresh)));
 }
 
 TEST_CASE("a process killed during capture leaves a readable store with the session incomplete") {

@@ -120,6 +120,44 @@ TEST_CASE("format_table reproduces PyTorch's layout") {
   CHECK(format_table(rows, "cpu_time_total") == expected);
 }
 
+TEST_CASE("op memory: events count for the innermost op containing them, totals include children") {
+  // A [0,100] { B [10,30], C [40,90] { D [50,60] } } on thread 1; B [0,5] on thread 2.
+  SessionData d = nested();
+  auto mem = [&](int64_t t, int64_t bytes, uint64_t thread = 1, int32_t device = -1) {
+    MemoryRecord m;
+    m.time_ns = t;
+    m.bytes = bytes;
+    m.thread = thread;
+    m.device = device;
+    d.memory.push_back(m);
+  };
+  mem(5, 1000);          // A itself
+  mem(20, 400);          // B inside A
+  mem(55, 64);           // D inside C
+  mem(70, -32);          // C frees
+  mem(80, 2048, 1, 0);   // C allocates on cuda:0
+  mem(3, 8, 2);          // the other thread's B
+  mem(200, 1 << 20);     // outside every op: no row gets it
+  const auto rows = key_averages(d);
+  CHECK(row(rows, "A").self_cpu_memory_bytes == 1000);
+  CHECK(row(rows, "A").cpu_memory_bytes == 1000 + 400 + 64 - 32);
+  CHECK(row(rows, "B").self_cpu_memory_bytes == 408);
+  CHECK(row(rows, "C").self_cpu_memory_bytes == -32);
+  CHECK(row(rows, "C").cpu_memory_bytes == 32);
+  CHECK(row(rows, "C").self_device_memory_bytes == 2048);
+  CHECK(row(rows, "A").device_memory_bytes == 2048);
+  CHECK(row(rows, "D").cpu_memory_bytes == 64);
+
+  const std::string table = format_table(rows, "self_cpu_memory_usage", -1);
+  CHECK(table.find("CPU Mem") != std::string::npos);
+  CHECK(table.find("Self CUDA Mem") != std::string::npos);
+  CHECK(table.find("1.40 Kb") != std::string::npos);  // A's 1432 bytes
+  CHECK(table.find("-32 b") != std::string::npos);
+  CHECK(table.find("2.00 Kb") != std::string::npos);
+  CHECK(table.find(" A ") < table.find(" C "));  // sorted by self CPU memory: A (1000) before C (-32)
+  CHECK(format_table(key_averages(nested())).find("CPU Mem") == std::string::npos);  // no memory, no columns
+}
+
 TEST_CASE("format_table sorts by the requested key and honours row_limit") {
   std::vector<OpStats> rows = {{"few_long", "", 1, 900000, 900000, 0, 0}, {"many_short", "", 50, 2000000, 2000000, 0, 0}};
   const std::string by_count = format_table(rows, "count", 1);

@@ -64,6 +64,9 @@ def test_training_step_ops_counts_and_nesting(trained):
     for r in rows.values():
         assert 0 <= r.self_cpu_time_total <= r.cpu_time_total + 1e-9, r.key
     assert any("Backward" in k for k in rows), sorted(rows)
+    # The optimizer's own ranges, named as PyTorch names them, nest inside the user's range.
+    assert rows["Optimizer.step#SGD.step"].count == 3
+    assert rows["Optimizer.zero_grad#SGD.zero_grad"].count == 3
 
     events = trained.events()
     steps = [e for e in events if e.name == "train_step"]
@@ -232,6 +235,28 @@ def test_table_lists_ops_and_sorts(trained):
         assert from_events[r.key].count == r.count
         assert from_events[r.key].cpu_time_total == pytest.approx(r.cpu_time_total, abs=5e-3)
         assert from_events[r.key].self_cpu_time_total == pytest.approx(r.self_cpu_time_total, abs=5e-3)
+
+
+def test_memory_columns_with_profile_memory():
+    # Linear(8 -> 16) on a batch of 5: its output is 5*16 float32 = 320 bytes, allocated by linear itself.
+    layer = rt.nn.Linear(8, 16)
+    x = rt.randn(5, 8)
+    with profile(profile_memory=True) as prof:
+        y = layer(x)
+    rows = by_key(prof.key_averages())
+    assert rows["linear"].self_cpu_memory_usage == 320
+    assert rows["linear"].cpu_memory_usage >= 320
+    assert rows["linear"].self_cuda_memory_usage == 0
+    table = prof.key_averages().table(sort_by="self_cpu_memory_usage")
+    header = table.splitlines()[1]
+    assert "CPU Mem" in header and "Self CPU Mem" in header and "CUDA Mem" not in header
+    assert "320 b" in table
+    total = prof.key_averages().total_average()
+    assert total.self_cpu_memory_usage == sum(r.self_cpu_memory_usage for r in prof.key_averages())
+    del y
+    with profile() as plain:
+        layer(x)
+    assert "CPU Mem" not in plain.key_averages().table()
 
 
 # -- exports ----------------------------------------------------------------------------------

@@ -178,13 +178,17 @@ void renumber_steps(prof::SessionData& d, int64_t first) {
 void bind_stats(py::module_& m) {
   py::class_<prof::OpStats>(m, "OpStats")
       .def(py::init([](std::string name, std::string input_shapes, int64_t calls, int64_t self_ns, int64_t total_ns,
-                       int64_t self_device_ns, int64_t device_total_ns) {
-             return prof::OpStats{std::move(name), std::move(input_shapes), calls, self_ns, total_ns, self_device_ns,
-                                  device_total_ns};
+                       int64_t self_device_ns, int64_t device_total_ns, int64_t self_cpu_memory_bytes,
+                       int64_t cpu_memory_bytes, int64_t self_device_memory_bytes, int64_t device_memory_bytes) {
+             return prof::OpStats{std::move(name),  std::move(input_shapes), calls,
+                                  self_ns,          total_ns,                self_device_ns,
+                                  device_total_ns,  self_cpu_memory_bytes,   cpu_memory_bytes,
+                                  self_device_memory_bytes, device_memory_bytes};
            }),
            py::kw_only(), py::arg("name"), py::arg("input_shapes") = "", py::arg("calls") = 0,
            py::arg("self_ns") = 0, py::arg("total_ns") = 0, py::arg("self_device_ns") = 0,
-           py::arg("device_total_ns") = 0)
+           py::arg("device_total_ns") = 0, py::arg("self_cpu_memory_bytes") = 0, py::arg("cpu_memory_bytes") = 0,
+           py::arg("self_device_memory_bytes") = 0, py::arg("device_memory_bytes") = 0)
       .def_readonly("name", &prof::OpStats::name)
       .def_readonly("input_shapes", &prof::OpStats::input_shapes)
       .def_readonly("calls", &prof::OpStats::calls)
@@ -192,6 +196,10 @@ void bind_stats(py::module_& m) {
       .def_readonly("total_ns", &prof::OpStats::total_ns)
       .def_readonly("self_device_ns", &prof::OpStats::self_device_ns)
       .def_readonly("device_total_ns", &prof::OpStats::device_total_ns)
+      .def_readonly("self_cpu_memory_bytes", &prof::OpStats::self_cpu_memory_bytes)
+      .def_readonly("cpu_memory_bytes", &prof::OpStats::cpu_memory_bytes)
+      .def_readonly("self_device_memory_bytes", &prof::OpStats::self_device_memory_bytes)
+      .def_readonly("device_memory_bytes", &prof::OpStats::device_memory_bytes)
       .def("__repr__", [](const prof::OpStats& s) {
         return "OpStats(" + s.name + ", calls=" + std::to_string(s.calls) + ", total=" +
                prof::format_time_ns(s.total_ns) + ")";

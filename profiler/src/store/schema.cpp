@@ -110,9 +110,18 @@ CREATE TABLE OpStats (
 CREATE INDEX OpStats_session ON OpStats (sessionId);
 )sql";
 
+// NULL in rows written before v3: those sessions' op memory is computed from their records.
+constexpr const char* kV3 = R"sql(
+ALTER TABLE OpStats ADD COLUMN selfCpuMemory INTEGER;
+ALTER TABLE OpStats ADD COLUMN cpuMemory INTEGER;
+ALTER TABLE OpStats ADD COLUMN selfDeviceMemory INTEGER;
+ALTER TABLE OpStats ADD COLUMN deviceMemory INTEGER;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, strings, threads, ops, CUPTI activity, memory, counters, steps", kV1},
     {2, "Sessions.droppedRecords, GraphSnapshots, OpStats", kV2},
+    {3, "OpStats memory columns", kV3},
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion, "one migration step per schema version");
 

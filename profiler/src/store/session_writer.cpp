@@ -212,7 +212,7 @@ struct SessionWriter::Impl {
 
   void write_op_stats() {
     const SessionData data = read_session(db, session);
-    sqlite::Statement st(db, "INSERT INTO OpStats VALUES (?1,?2,?3,?4,?5,?6,?7,?8)");
+    sqlite::Statement st(db, "INSERT INTO OpStats VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)");
     for (const OpStats& s : key_averages(data, true)) {
       st.bind(1, session);
       st.bind_string_id(2, base, session_strings.at(s.name));
@@ -222,6 +222,10 @@ struct SessionWriter::Impl {
       st.bind(6, s.total_ns);
       st.bind(7, s.self_device_ns);
       st.bind(8, s.device_total_ns);
+      st.bind(9, s.self_cpu_memory_bytes);
+      st.bind(10, s.cpu_memory_bytes);
+      st.bind(11, s.self_device_memory_bytes);
+      st.bind(12, s.device_memory_bytes);
       st.run();
     }
   }

@@ -198,26 +198,29 @@ void Store::delete_session(int64_t id) {
 std::vector<OpStats> Store::top_ops(int64_t id, bool group_by_input_shape) const {
   const SessionInfo info = session_info(id);
   std::unique_lock g(lock_->mutex);
-  sqlite::Statement has_stats(*db_, "SELECT 1 FROM OpStats WHERE sessionId = ?1 LIMIT 1");
+  sqlite::Statement has_stats(*db_, "SELECT selfCpuMemory IS NOT NULL FROM OpStats WHERE sessionId = ?1 LIMIT 1");
   has_stats.bind(1, id);
-  // Unfinished sessions, and sessions finished before schema 2, have no OpStats rows.
-  if (!info.complete || (info.op_count > 0 && !has_stats.step())) {
+  // Unfinished sessions, and sessions finished before schema 2, have no OpStats rows; those
+  // finished before schema 3 have no op memory in them.
+  if (!info.complete || (info.op_count > 0 && !(has_stats.step() && has_stats.int64(0) != 0))) {
     g.unlock();
     return key_averages(load_session(id), group_by_input_shape);
   }
   const char* sql = group_by_input_shape
       ? "SELECT coalesce(n.value, ''), coalesce(s.value, ''), calls, selfNs, totalNs, selfDeviceNs, "
-        "deviceTotalNs FROM OpStats o LEFT JOIN StringIds n ON n.id = o.nameId "
-        "LEFT JOIN StringIds s ON s.id = o.inputShapesId WHERE o.sessionId = ?1 "
-        "ORDER BY totalNs DESC, 1, 2"
+        "deviceTotalNs, selfCpuMemory, cpuMemory, selfDeviceMemory, deviceMemory FROM OpStats o "
+        "LEFT JOIN StringIds n ON n.id = o.nameId LEFT JOIN StringIds s ON s.id = o.inputShapesId "
+        "WHERE o.sessionId = ?1 ORDER BY totalNs DESC, 1, 2"
       : "SELECT coalesce(n.value, ''), '', sum(calls), sum(selfNs), sum(totalNs), sum(selfDeviceNs), "
-        "sum(deviceTotalNs) FROM OpStats o LEFT JOIN StringIds n ON n.id = o.nameId "
+        "sum(deviceTotalNs), sum(selfCpuMemory), sum(cpuMemory), sum(selfDeviceMemory), sum(deviceMemory) "
+        "FROM OpStats o LEFT JOIN StringIds n ON n.id = o.nameId "
         "WHERE o.sessionId = ?1 GROUP BY o.nameId ORDER BY 5 DESC, 1";
   sqlite::Statement st(*db_, sql);
   st.bind(1, id);
   std::vector<OpStats> out;
   while (st.step())
-    out.push_back({st.text(0), st.text(1), st.int64(2), st.int64(3), st.int64(4), st.int64(5), st.int64(6)});
+    out.push_back({st.text(0), st.text(1), st.int64(2), st.int64(3), st.int64(4), st.int64(5), st.int64(6),
+                   st.int64(7), st.int64(8), st.int64(9), st.int64(10)});
   return out;
 }
 

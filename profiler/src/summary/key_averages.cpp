@@ -17,6 +17,10 @@ std::vector<OpStats> key_averages(const SessionData& data, bool group_by_input_s
     s.self_ns += timing[i].self_ns;
     s.self_device_ns += timing[i].self_device_ns;
     s.device_total_ns += timing[i].device_total_ns;
+    s.self_cpu_memory_bytes += timing[i].self_memory[0];
+    s.cpu_memory_bytes += timing[i].total_memory[0];
+    s.self_device_memory_bytes += timing[i].self_memory[1];
+    s.device_memory_bytes += timing[i].total_memory[1];
   }
   std::vector<OpStats> out;
   out.reserve(groups.size());

@@ -1,6 +1,7 @@
 #include "summary/op_timing.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 namespace rt::prof {
@@ -16,6 +17,33 @@ std::unordered_map<uint64_t, int64_t> device_time_by_correlation(const SessionDa
   return out;
 }
 
+// Adds each of the thread's memory events to the innermost op containing it. `order`: the
+// thread's ops by start (parents before children), `memory`: its memory events by time.
+void attribute_memory(const SessionData& data, const std::vector<size_t>& order, const std::vector<size_t>& memory,
+                      std::vector<OpTiming>& t) {
+  const auto& ops = data.ops;
+  std::vector<size_t> stack;
+  size_t m = 0;
+  auto attribute_before = [&](int64_t limit) {
+    for (; m < memory.size() && data.memory[memory[m]].time_ns < limit; ++m) {
+      const MemoryRecord& e = data.memory[memory[m]];
+      while (!stack.empty() && ops[stack.back()].end_ns < e.time_ns) stack.pop_back();
+      if (!stack.empty()) t[stack.back()].self_memory[e.device < 0 ? 0 : 1] += e.bytes;
+    }
+  };
+  for (size_t i : order) {
+    attribute_before(ops[i].start_ns);
+    while (!stack.empty() && ops[stack.back()].end_ns < ops[i].start_ns) stack.pop_back();
+    stack.push_back(i);
+  }
+  attribute_before(std::numeric_limits<int64_t>::max());
+  for (size_t i : order)
+    for (int d = 0; d < 2; ++d) t[i].total_memory[d] = t[i].self_memory[d];
+  for (auto it = order.rbegin(); it != order.rend(); ++it)  // children after parents: sum bottom-up
+    if (const int64_t parent = t[*it].parent; parent >= 0)
+      for (int d = 0; d < 2; ++d) t[size_t(parent)].total_memory[d] += t[*it].total_memory[d];
+}
+
 }  // namespace
 
 std::vector<OpTiming> op_timings(const SessionData& data) {
@@ -29,8 +57,9 @@ std::vector<OpTiming> op_timings(const SessionData& data) {
     t[i].device_total_ns = t[i].self_device_ns;
   }
 
-  std::unordered_map<uint64_t, std::vector<size_t>> by_thread;
+  std::unordered_map<uint64_t, std::vector<size_t>> by_thread, memory_by_thread;
   for (size_t i = 0; i < ops.size(); ++i) by_thread[ops[i].thread].push_back(i);
+  for (size_t i = 0; i < data.memory.size(); ++i) memory_by_thread[data.memory[i].thread].push_back(i);
 
   std::vector<size_t> stack;
   auto pop = [&] {
@@ -38,7 +67,7 @@ std::vector<OpTiming> op_timings(const SessionData& data) {
     stack.pop_back();
     if (t[node].parent >= 0) t[size_t(t[node].parent)].device_total_ns += t[node].device_total_ns;
   };
-  for (auto& [_, order] : by_thread) {
+  for (auto& [thread, order] : by_thread) {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       if (ops[a].start_ns != ops[b].start_ns) return ops[a].start_ns < ops[b].start_ns;
       if (ops[a].end_ns != ops[b].end_ns) return ops[a].end_ns > ops[b].end_ns;
@@ -55,6 +84,11 @@ std::vector<OpTiming> op_timings(const SessionData& data) {
       stack.push_back(i);
     }
     while (!stack.empty()) pop();
+    if (auto mem = memory_by_thread.find(thread); mem != memory_by_thread.end()) {
+      std::stable_sort(mem->second.begin(), mem->second.end(),
+                       [&](size_t a, size_t b) { return data.memory[a].time_ns < data.memory[b].time_ns; });
+      attribute_memory(data, order, mem->second, t);
+    }
   }
   return t;
 }

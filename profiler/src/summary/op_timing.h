@@ -11,6 +11,8 @@ struct OpTiming {
   int64_t self_ns = 0;
   int64_t self_device_ns = 0;
   int64_t device_total_ns = 0;
+  int64_t self_memory[2] = {0, 0};   // [0] CPU, [1] devices: bytes allocated - freed while innermost
+  int64_t total_memory[2] = {0, 0};  // the same, including descendants
   int64_t parent = -1;  // index into SessionData::ops of the direct parent on the same thread
 };
 

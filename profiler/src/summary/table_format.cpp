@@ -27,6 +27,10 @@ constexpr SortOption kSortOptions[] = {
     {"cuda_time_total", [](const OpStats& s) { return double(s.device_total_ns); }},
     {"self_cuda_time_total", [](const OpStats& s) { return double(s.self_device_ns); }},
     {"cuda_time", [](const OpStats& s) { return s.calls ? double(s.device_total_ns) / double(s.calls) : 0.0; }},
+    {"cpu_memory_usage", [](const OpStats& s) { return double(s.cpu_memory_bytes); }},
+    {"self_cpu_memory_usage", [](const OpStats& s) { return double(s.self_cpu_memory_bytes); }},
+    {"cuda_memory_usage", [](const OpStats& s) { return double(s.device_memory_bytes); }},
+    {"self_cuda_memory_usage", [](const OpStats& s) { return double(s.self_device_memory_bytes); }},
 };
 
 SortKey find_sort_key(std::string_view sort_by) {
@@ -40,6 +44,16 @@ SortKey find_sort_key(std::string_view sort_by) {
 
 std::string share(double part, double whole) {
   return whole == 0 ? std::string("NaN") : fmt::format("{:.2f}%", part * 100.0 / whole);
+}
+
+// PyTorch's memory cells: "1.50 Mb", "-512 b".
+std::string format_memory(int64_t bytes) {
+  constexpr double kKb = 1024.0, kMb = kKb * 1024.0, kGb = kMb * 1024.0;
+  const double b = double(bytes), size = b < 0 ? -b : b;
+  if (size >= kGb) return fmt::format("{:.2f} Gb", b / kGb);
+  if (size >= kMb) return fmt::format("{:.2f} Mb", b / kMb);
+  if (size >= kKb) return fmt::format("{:.2f} Kb", b / kKb);
+  return fmt::format("{} b", bytes);
 }
 
 std::string format_time_us(double us) {
@@ -78,6 +92,12 @@ std::string format_table(const std::vector<OpStats>& input, std::string_view sor
 
   const bool has_device = std::any_of(rows.begin(), rows.end(), [](const OpStats& s) { return s.self_device_ns > 0; });
   const bool has_shapes = std::any_of(rows.begin(), rows.end(), [](const OpStats& s) { return !s.input_shapes.empty(); });
+  const bool has_cpu_memory = std::any_of(rows.begin(), rows.end(), [](const OpStats& s) {
+    return s.cpu_memory_bytes != 0 || s.self_cpu_memory_bytes != 0;
+  });
+  const bool has_device_memory = std::any_of(rows.begin(), rows.end(), [](const OpStats& s) {
+    return s.device_memory_bytes != 0 || s.self_device_memory_bytes != 0;
+  });
   size_t name_width = 0, shapes_width = 0;
   for (const OpStats& s : rows) {
     name_width = std::max(name_width, s.name.size() + 4);
@@ -88,6 +108,8 @@ std::string format_table(const std::vector<OpStats>& input, std::string_view sor
 
   std::vector<std::string> headers = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"};
   if (has_device) headers.insert(headers.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
+  if (has_cpu_memory || has_device_memory) headers.insert(headers.end(), {"CPU Mem", "Self CPU Mem"});
+  if (has_device_memory) headers.insert(headers.end(), {"CUDA Mem", "Self CUDA Mem"});
   headers.push_back("# of Calls");
   TableLayout layout;
   layout.add_column(int(name_width));
@@ -123,6 +145,14 @@ std::string format_table(const std::vector<OpStats>& input, std::string_view sor
       cells.push_back(share(self_dev, self_device_total_us));
       cells.push_back(format_time_us(total_dev));
       cells.push_back(format_time_us(s.calls ? total_dev / double(s.calls) : 0.0));
+    }
+    if (has_cpu_memory || has_device_memory) {
+      cells.push_back(format_memory(s.cpu_memory_bytes));
+      cells.push_back(format_memory(s.self_cpu_memory_bytes));
+    }
+    if (has_device_memory) {
+      cells.push_back(format_memory(s.device_memory_bytes));
+      cells.push_back(format_memory(s.self_device_memory_bytes));
     }
     cells.push_back(std::to_string(s.calls));
     if (has_shapes) cells.push_back(s.input_shapes.substr(0, shapes_width));

@@ -12,10 +12,14 @@ Contracts (those of torch.optim.Optimizer):
 - state maps each parameter (by identity) to its dict of state, filled lazily by step().
 - state_dict() numbers parameters 0, 1, ... across groups in order; its tensors alias the live
   state. load_state_dict() checks group count and sizes (ValueError) and deep-copies values.
+- Under rt.profiler.profile, step() and zero_grad() appear as the ranges PyTorch records:
+  "Optimizer.step#SGD.step" and "Optimizer.zero_grad#SGD.zero_grad".
 """
+import functools
 from collections.abc import MutableMapping
 
 import rustytorch as rt
+from rustytorch.profiler._ranges import record_function
 
 
 class _Required:
@@ -57,7 +61,23 @@ class ParamState(MutableMapping):
         return f"ParamState({len(self)} parameters)"
 
 
+def _profiled_step(step, range_name):
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        with record_function(range_name):
+            return step(self, *args, **kwargs)
+
+    wrapper._profiled = True
+    return wrapper
+
+
 class Optimizer:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_profiled", False):
+            cls.step = _profiled_step(step, f"Optimizer.step#{cls.__name__}.step")
+
     def __init__(self, params, defaults):
         self.defaults = defaults
         self.state = ParamState()
@@ -111,6 +131,10 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none=True):
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+            self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

@@ -88,6 +88,12 @@ class FunctionEventAvg:
     self_device_time_total = property(lambda self: self._stats.self_device_ns / 1e3)
     device_time = property(lambda self: self._stats.device_total_ns / 1e3 / max(self._stats.calls, 1))
     cuda_time_total, self_cuda_time_total, cuda_time = device_time_total, self_device_time_total, device_time
+    # Bytes allocated minus freed while the op ran (profile_memory=True), as PyTorch reports them.
+    cpu_memory_usage = property(lambda self: self._stats.cpu_memory_bytes)
+    self_cpu_memory_usage = property(lambda self: self._stats.self_cpu_memory_bytes)
+    device_memory_usage = property(lambda self: self._stats.device_memory_bytes)
+    self_device_memory_usage = property(lambda self: self._stats.self_device_memory_bytes)
+    cuda_memory_usage, self_cuda_memory_usage = device_memory_usage, self_device_memory_usage
     input_shapes = property(lambda self: parse_shapes(self._stats.input_shapes))
 
     def __repr__(self):
@@ -109,7 +115,9 @@ class EventList(list):
     def table(self, sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55,
               max_shapes_column_width=80, header=None, top_level_events_only=False):
         """PyTorch's profiler table. sort_by: cpu_time_total (default), self_cpu_time_total, cpu_time,
-        count, cuda_time_total, self_cuda_time_total, cuda_time (device_* names are accepted too)."""
+        count, cuda_time_total, self_cuda_time_total, cuda_time, cpu_memory_usage, self_cpu_memory_usage,
+        cuda_memory_usage, self_cuda_memory_usage (device_* names are accepted too). With
+        profile(profile_memory=True) the table has PyTorch's "CPU Mem" / "Self CPU Mem" columns."""
         if top_level_events_only:
             raise NotImplementedError("table(top_level_events_only=True) is not supported by rustytorch's profiler; "
                                       "filter events() by depth == 0 instead")
@@ -120,10 +128,9 @@ class EventList(list):
 
     def total_average(self):
         rows = self.key_averages()
-        total = _P.OpStats(name="Total", calls=sum(r.count for r in rows),
-                           self_ns=sum(r._stats.self_ns for r in rows), total_ns=sum(r._stats.total_ns for r in rows),
-                           self_device_ns=sum(r._stats.self_device_ns for r in rows),
-                           device_total_ns=sum(r._stats.device_total_ns for r in rows))
+        fields = ("calls", "self_ns", "total_ns", "self_device_ns", "device_total_ns", "self_cpu_memory_bytes",
+                  "cpu_memory_bytes", "self_device_memory_bytes", "device_memory_bytes")
+        total = _P.OpStats(name="Total", **{f: sum(getattr(r._stats, f) for r in rows) for f in fields})
         return FunctionEventAvg(total)
 
     @property
@@ -135,7 +142,8 @@ class EventList(list):
 
 
 _SORT_ALIASES = {"device_time_total": "cuda_time_total", "self_device_time_total": "self_cuda_time_total",
-                 "device_time": "cuda_time"}
+                 "device_time": "cuda_time", "device_memory_usage": "cuda_memory_usage",
+                 "self_device_memory_usage": "self_cuda_memory_usage"}
 
 
 def _average(events, group_by_input_shape):

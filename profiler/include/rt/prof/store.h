@@ -46,7 +46,7 @@ class StoreError : public rt::Error {
   using rt::Error::Error;
 };
 
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 struct StoreOptions {
   int busy_timeout_ms = 5000;  // how long to wait for another connection's lock before failing

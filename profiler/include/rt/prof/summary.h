@@ -17,6 +17,8 @@
 // - Every op kind counts (engine ops, backward nodes, user ranges), like PyTorch's table.
 // - Device time: GPU kernels, memcpys and memsets whose external_id equals an op's non-zero
 //   correlation_id are that op's self device time; device total adds its descendants'.
+// - Op memory (OpStats::*_memory_bytes): each memory event belongs to the innermost op open on its
+//   thread at its time (start <= time <= end); allocations add, frees subtract.
 // - Memory: frees are attributed to the category of the allocation at the same (device, address)
 //   when it was seen, so a free recorded with a wrong category cannot skew the per-category totals.
 #pragma once
@@ -41,6 +43,12 @@ struct OpStats {
   int64_t total_ns = 0;
   int64_t self_device_ns = 0;
   int64_t device_total_ns = 0;
+  // Bytes allocated minus bytes freed while the op ran (PyTorch's cpu_memory_usage and
+  // cuda_memory_usage): "self" counts what it did itself, the others include the ops it called.
+  int64_t self_cpu_memory_bytes = 0;
+  int64_t cpu_memory_bytes = 0;
+  int64_t self_device_memory_bytes = 0;
+  int64_t device_memory_bytes = 0;
   int64_t avg_ns() const { return calls ? total_ns / calls : 0; }
   int64_t device_avg_ns() const { return calls ? device_total_ns / calls : 0; }
 };
@@ -50,8 +58,10 @@ struct OpStats {
 std::vector<OpStats> key_averages(const SessionData& data, bool group_by_input_shape = false);
 
 // PyTorch's table layout. sort_by: "cpu_time_total", "self_cpu_time_total", "cpu_time" (avg),
-// "count", "cuda_time_total", "self_cuda_time_total", "cuda_time"; an unknown key throws
-// rt::ValueError listing the valid ones. row_limit < 0 prints every row.
+// "count", "cuda_time_total", "self_cuda_time_total", "cuda_time", "cpu_memory_usage",
+// "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage"; an unknown key throws
+// rt::ValueError listing the valid ones. row_limit < 0 prints every row. The "CPU Mem" / "Self CPU
+// Mem" columns (and the CUDA ones) appear when some row has memory, i.e. with profile_memory.
 std::string format_table(const std::vector<OpStats>& rows, std::string_view sort_by = "cpu_time_total",
                          int row_limit = 100);
 
