@@ -118,9 +118,9 @@ class TraceCommand final : public Command {
     const auto& r = imported.report;
     fmt::print("imported {} as session {} of {}\n", input_, id, store_path);
     fmt::print("events: {} read, {} skipped (unknown phase or category)\n", r.events, r.skipped);
-    fmt::print("repairs: {} slices clamped into their parent, {} \"X\" without dur, {} \"E\" without \"B\", "
-               "{} \"B\" without \"E\"\n",
-               r.clamped_slices, r.missing_dur, r.unmatched_end, r.unclosed_begin);
+    fmt::print("repairs: {} slices clamped into their parent, {} \"X\" without dur, {} with a negative duration, "
+               "{} \"E\" without \"B\", {} \"B\" without \"E\"\n",
+               r.clamped_slices, r.missing_dur, r.negative_dur, r.unmatched_end, r.unclosed_begin);
     return 0;
   }
 

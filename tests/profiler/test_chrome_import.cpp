@@ -1,6 +1,7 @@
 // Chrome-trace import: round trips, PyTorch/Kineto traces and their imperfections, chunked streaming,
 // and every corrupt-input case (errors name the byte offset).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -324,4 +325,21 @@ TEST_CASE("unreadable, corrupt and truncated files give clear errors") {
     CHECK(std::string(e.what()).find("truncated") != std::string::npos);
     CHECK(e.byte_offset() > 0);
   }
+}
+
+TEST_CASE("Slices with a negative duration are repaired to zero length and counted") {
+  const std::string text = R"({"traceEvents":[
+    {"ph":"X","name":"backwards","pid":1,"tid":1,"ts":100,"dur":-5},
+    {"ph":"X","name":"fine","pid":1,"tid":1,"ts":200,"dur":10},
+    {"ph":"B","name":"reversed","pid":1,"tid":2,"ts":50},
+    {"ph":"E","pid":1,"tid":2,"ts":40}
+  ]})";
+  const auto r = import_chrome_trace_text(text);
+  CHECK(r.report.negative_dur == 2);
+  REQUIRE(r.session.ops.size() == 3);
+  for (const auto& op : r.session.ops) CHECK(op.end_ns >= op.start_ns);
+  const auto backwards = std::find_if(r.session.ops.begin(), r.session.ops.end(),
+                                      [&](const OpRecord& op) { return r.session.strings.at(op.name) == "backwards"; });
+  REQUIRE(backwards != r.session.ops.end());
+  CHECK(backwards->end_ns == backwards->start_ns);
 }

@@ -32,8 +32,8 @@ void read_header(sqlite::Connection& db, int64_t id, SessionData& d) {
     std::string ids;
     sqlite::Statement all(db, "SELECT id FROM Sessions ORDER BY id");
     while (all.step()) ids += (ids.empty() ? "" : ", ") + std::to_string(all.int64(0));
-    throw StoreError(fmt::format("session {} is not in store {} ({}): pick one from list_sessions() "
-                                 "or `rtorch trace summary {}`",
+    throw StoreError(fmt::format("session {} is not in store {} ({}): list them with "
+                                 "`rtorch trace list {}`",
                                  id, db.path().string(), ids.empty() ? "it has no sessions" : "it has " + ids,
                                  db.path().string()));
   }

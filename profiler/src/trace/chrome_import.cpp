@@ -213,6 +213,10 @@ class SessionBuilder {
   StringId intern(std::string_view s) { return s.empty() ? 0 : out_.session.strings.intern(s); }
 
   void complete(const ParsedEvent& e, int64_t start, int64_t end) {
+    if (end < start) {
+      ++report_.negative_dur;
+      end = start;
+    }
     if (e.cat == trace::kCatCpuToGpu || e.cat == "Trace" || e.cat == "gpu_user_annotation") { ++report_.skipped; return; }
     if (starts_with(e.name, trace::kStepPrefix)) {
       int64_t n = 0;

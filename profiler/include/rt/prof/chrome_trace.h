@@ -100,6 +100,7 @@ struct ChromeImportReport {
   uint64_t skipped = 0;            // events of unknown phase or category, not imported
   uint64_t clamped_slices = 0;     // slices shortened to nest inside their parent
   uint64_t missing_dur = 0;        // "X" events without "dur"
+  uint64_t negative_dur = 0;       // slices ending before they start ("dur" < 0, "E" before "B"): end set to start
   uint64_t unmatched_end = 0;      // "E" without a "B" on its thread
   uint64_t unclosed_begin = 0;     // "B" without an "E"
 };
