@@ -1,0 +1,66 @@
+#include "command_line.h"
+
+#include <CLI/CLI.hpp>
+
+#include <sstream>
+
+namespace rt::studio {
+
+StudioOptions parse_command_line(int argc, char** argv) {
+  StudioOptions options;
+  CLI::App app{"rtorch-studio — the RustyTorch++ notebook studio: .ipynb notebooks on an embedded Python kernel.",
+               "rtorch-studio"};
+  app.set_version_flag("--version", std::string("rtorch-studio ") + RT_VERSION);
+  app.add_option("notebook", options.notebook, "notebook to open (.ipynb); without one the studio starts empty")
+      ->type_name("NOTEBOOK");
+  CLI::Option* execute =
+      app.add_option("--execute", options.execute_input,
+                     "run every cell of IN.ipynb without a window (like jupyter nbconvert --execute); exits 1 "
+                     "when a cell raises, unless --allow-errors")
+          ->type_name("IN.ipynb")
+          ->group("Headless");
+  app.add_option("--output", options.execute_output, "where --execute writes the executed notebook (default: IN)")
+      ->type_name("OUT.ipynb")
+      ->needs(execute)
+      ->group("Headless");
+  app.add_flag("--allow-errors", options.allow_errors,
+               "keep running after a cell raises and exit 0; the error is saved in the cell's outputs")
+      ->needs(execute)
+      ->group("Headless");
+  app.add_option("--timeout", options.timeout_seconds,
+                 "seconds one cell may run before it is interrupted (a timeout is an error; default: none)")
+      ->type_name("S")
+      ->check(CLI::PositiveNumber)
+      ->needs(execute)
+      ->group("Headless");
+  app.add_flag("--exit-after-shown", options.exit_after_shown,
+               "print the time from process start to the first painted window, then quit (benchmarks)")
+      ->group("Testing");
+  app.add_option("--idle-ms", options.idle_ms_before_exit,
+                 "with --exit-after-shown: wait until the kernel is idle, stay N ms, print the resident memory")
+      ->needs("--exit-after-shown")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N")
+      ->group("Testing");
+  app.add_option("--autosave-interval-ms", options.autosave_interval_ms,
+                 "autosave period in milliseconds (default 30000)")
+      ->type_name("MS")
+      ->check(CLI::Range(50, 24 * 3600 * 1000))
+      ->group("Testing");
+  app.get_formatter()->column_width(28);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream out, err;
+    const int code = app.exit(e, out, err);
+    if (code == 0) throw CommandLineExit(0, out.str());
+    throw CommandLineExit(2, err.str() + "Run 'rtorch-studio --help' for usage.\n");
+  }
+  if (!options.execute_input.empty() && !options.notebook.empty())
+    throw CommandLineExit(2, "rtorch-studio: give either a notebook to open or --execute IN.ipynb, not both\n"
+                             "Run 'rtorch-studio --help' for usage.\n");
+  return options;
+}
+
+}  // namespace rt::studio

@@ -1,0 +1,43 @@
+// app/studio/command_line.h — what `rtorch-studio` was asked to do.
+//
+//   rtorch-studio [NOTEBOOK.ipynb]                       open the window (on that notebook)
+//   rtorch-studio --execute IN.ipynb --output OUT.ipynb [--allow-errors] [--timeout S]   headless run
+//   rtorch-studio --help | --version
+//
+//   StudioOptions options = parse_command_line(argc, argv);   // throws CommandLineExit for help/version/errors
+//
+// Test and benchmark hooks (documented in --help under "Testing"): --exit-after-shown prints the time to the
+// first painted frame and quits (with --idle-ms N it first waits for the kernel to start and stay idle N ms, then
+// prints the resident memory); --autosave-interval-ms sets the autosave period (default 30000). Parsing needs no
+// Qt, so the headless path never touches a display.
+#pragma once
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace rt::studio {
+
+struct StudioOptions {
+  std::string notebook;  // positional: a notebook to open in the window (empty: a new notebook)
+  // Headless execution (--execute): no window, no display needed.
+  std::string execute_input;
+  std::string execute_output;  // default: overwrite the input, as `jupyter nbconvert --execute --inplace`
+  bool allow_errors = false;
+  std::optional<double> timeout_seconds;  // per cell
+  // Hooks.
+  bool exit_after_shown = false;
+  int idle_ms_before_exit = 0;  // with exit_after_shown: then wait for the kernel to be idle this long, report RSS
+  int autosave_interval_ms = 30000;
+
+  bool headless() const { return !execute_input.empty(); }
+};
+
+// Thrown for --help, --version (exit_code 0, message on stdout) and usage errors (exit_code 2, message on stderr).
+struct CommandLineExit : std::runtime_error {
+  CommandLineExit(int code, const std::string& text) : std::runtime_error(text), exit_code(code) {}
+  int exit_code;
+};
+
+StudioOptions parse_command_line(int argc, char** argv);
+
+}  // namespace rt::studio

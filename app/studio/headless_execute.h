@@ -1,0 +1,17 @@
+// app/studio/headless_execute.h — `rtorch-studio --execute IN.ipynb [--output OUT.ipynb] [--allow-errors]
+// [--timeout S]`: runs every code cell of a notebook without a window or a display, like
+// `jupyter nbconvert --execute`, through the runner (runner/notebook_runner.h).
+//
+//   return execute_headless(options);   // from main(), before any QApplication exists
+//
+// Exit status: 0 when every cell ran (or errors were allowed), 1 when a cell raised or timed out, when the
+// notebook could not be read or the output not written (the message on stderr names the file, the cell and the
+// fix), 2 for usage errors (handled by the command line). Progress goes to stderr, one line per cell.
+#pragma once
+#include "command_line.h"
+
+namespace rt::studio {
+
+int execute_headless(const StudioOptions& options);
+
+}  // namespace rt::studio

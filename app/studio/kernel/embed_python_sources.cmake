@@ -1,0 +1,22 @@
+# cmake -DOUT=<file.cpp> -DSOURCE_DIR=<app/studio/kernel/python> -P embed_python_sources.cmake
+# Writes the kernel's Python modules into a C++ file as raw string literals (embedded_python_sources.h).
+set(modules "cell_runner|_rtstudio_cell_runner|kCellRunnerModule"
+            "namespace_inspector|_rtstudio_inspector|kNamespaceInspectorModule")
+set(text "// Generated from app/studio/kernel/python/*.py by embed_python_sources.cmake; do not edit.\n")
+string(APPEND text "#include \"embedded_python_sources.h\"\n\nnamespace rt::studio {\n\n")
+foreach(entry ${modules})
+  string(REPLACE "|" ";" parts "${entry}")
+  list(GET parts 0 file)
+  list(GET parts 1 module)
+  list(GET parts 2 symbol)
+  file(READ "${SOURCE_DIR}/${file}.py" source)
+  string(FIND "${source}" ")rtpy\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${file}.py contains the raw-string delimiter )rtpy\"")
+  endif()
+  string(APPEND text "const EmbeddedPythonModule ${symbol} = {\"${module}\", \"<rtstudio ${file}.py>\", R\"rtpy(${source})rtpy\"};\n\n")
+endforeach()
+string(APPEND text "}  // namespace rt::studio\n")
+file(WRITE "${OUT}.tmp" "${text}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")
+file(REMOVE "${OUT}.tmp")

@@ -1,0 +1,62 @@
+// app/studio/kernel/python_runtime.h — CPython on the interpreter thread: initialisation (configured like
+// the rtorch CLI: PyConfig.executable = RT_PYTHON_EXECUTABLE, the rustytorch package dirs first on
+// sys.path), the native module `_rtstudio_native` that carries sys.stdout/sys.stderr writes and display()
+// calls to the kernel, and the calls into python/cell_runner.py. Internal to rt_kernel.
+//
+//   PythonRuntime py(options, {.write = ..., .display = ...});  // Py_Initialize here; GIL held after
+//   CellOutcome out = py.run_cell("1 + 1", "<cell 1>");          // out.result->data["text/plain"] == "2"
+//
+// Contracts: construct, call and destroy on one thread (the interpreter thread), holding the GIL for every
+// call; construction throws KernelStartupError (message says what failed and how to fix it). The hooks
+// are called with the GIL held, from whichever Python thread writes or displays, until shutdown().
+#pragma once
+
+#ifndef Py_PYTHON_H
+struct _object;
+using PyObject = _object;  // CPython's object type, without including Python.h in this header
+#endif
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "python_kernel.h"
+
+struct _object;  // PyObject, without Python.h in this header
+
+namespace rt::studio {
+
+class KernelStartupError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CellOutcome {
+  std::optional<DisplayData> result;    // the last expression's value (not None, not suppressed)
+  std::optional<ExecutionError> error;  // what the cell raised
+};
+
+class PythonRuntime {
+ public:
+  struct Hooks {
+    std::function<void(Stream, std::string_view)> write;
+    std::function<void(const DisplayData&)> display;
+  };
+
+  PythonRuntime(const KernelOptions& options, Hooks hooks);
+  ~PythonRuntime();  // detaches the hooks; CPython stays initialised (see Note [Kernel restart])
+  PythonRuntime(const PythonRuntime&) = delete;
+  PythonRuntime& operator=(const PythonRuntime&) = delete;
+
+  CellOutcome run_cell(const std::string& source, const std::string& filename);
+  std::optional<ExecutionError> after_cell();  // emits and closes matplotlib figures
+  void reset();                                // Note [Kernel restart], Python and engine state
+  void discard_pending_interrupt();            // Note [Kernel interrupt]: a late SIGINT is dropped
+  std::optional<std::string> change_directory(const std::string& dir);  // an error message on failure
+  void shutdown();                             // atexit functions, then hooks detached
+
+ private:
+  _object* runner_ = nullptr;  // the _rtstudio_cell_runner module (strong reference)
+};
+
+}  // namespace rt::studio

@@ -1,0 +1,78 @@
+// app/studio/kernel/qt/kernel_client.h — the GUI's handle on the Python kernel (lib rt_kernel_qt): owns the
+// process's PythonKernel and re-emits its events as Qt signals delivered on the thread that owns the
+// client (the GUI thread), in kernel order. The GUI thread never takes the GIL.
+//
+//   auto* kernel = new rt::studio::KernelClient({}, mainWindow);
+//   connect(kernel, &KernelClient::streamOutput, cell, [cell](quint64 id, rt::studio::Stream s, const QString& t) {
+//     cell->appendStream(rt::studio::nbformat_name(s), t); });
+//   connect(kernel, &KernelClient::finished, this, [](const rt::studio::ExecutionSummary& s) { ... });
+//   connect(kernel, &KernelClient::stateChanged, statusBar, [](rt::studio::KernelState st) { ... });
+//   quint64 id = kernel->execute(cellSource, "3");
+//   kernel->requestVariables();          // -> variablesReady(snapshot) a few ms later, also mid-cell
+//
+// Contracts:
+// - Signals for one request come in the order of Note [Kernel output order] (python_kernel.h):
+//   started, then streamOutput/displayData/executeResult/executeError as they happened, finished last.
+// - Consecutive stream chunks of the same request and stream are merged while the GUI thread is busy
+//   (one streamOutput per event-loop turn instead of one per write), so an output flood costs the GUI
+//   one signal per batch; nothing is dropped (size caps belong to the notebook model).
+// - Requests sent from a kernel thread after the client is destroyed are dropped: destruction stops the
+//   kernel (PythonKernel's destructor) first.
+// - Like PythonKernel, only one KernelClient (or PythonKernel) per process.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+#include "../python_kernel.h"
+
+namespace rt::studio {
+
+class KernelClient : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit KernelClient(KernelOptions options = {}, QObject* parent = nullptr);
+  ~KernelClient() override;
+
+  quint64 execute(const QString& code, const QString& cellLabel = {});
+  void interrupt();
+  void restart();
+  void setWorkingDirectory(const QString& dir);
+  void requestVariables();                     // -> variablesReady
+  void requestTensorStats(const QString& name);  // -> tensorStatsReady
+
+  KernelState state() const;
+  QString startupError() const;
+  // The wrapped kernel, for code that needs the plain C++ API (its listener callbacks run on kernel threads).
+  PythonKernel& kernel();
+
+ signals:
+  void started(quint64 id, int executionCount);
+  void streamOutput(quint64 id, rt::studio::Stream stream, const QString& text);
+  void displayData(quint64 id, const rt::studio::DisplayData& data);
+  void executeResult(quint64 id, int executionCount, const rt::studio::DisplayData& data);
+  void executeError(quint64 id, const rt::studio::ExecutionError& error);
+  void finished(const rt::studio::ExecutionSummary& summary);
+  void stateChanged(rt::studio::KernelState state);
+  void variablesReady(const rt::studio::VariablesSnapshot& snapshot);
+  void tensorStatsReady(const rt::studio::TensorStats& stats);
+
+ private:
+  struct Relay;
+  std::unique_ptr<Relay> relay_;  // listener on kernel threads; posts into this object's thread
+  std::unique_ptr<PythonKernel> kernel_;
+  void drain();  // GUI thread: emits everything the relay queued
+};
+
+}  // namespace rt::studio
+
+Q_DECLARE_METATYPE(rt::studio::KernelState)
+Q_DECLARE_METATYPE(rt::studio::Stream)
+Q_DECLARE_METATYPE(rt::studio::DisplayData)
+Q_DECLARE_METATYPE(rt::studio::ExecutionError)
+Q_DECLARE_METATYPE(rt::studio::ExecutionSummary)
+Q_DECLARE_METATYPE(rt::studio::VariablesSnapshot)
+Q_DECLARE_METATYPE(rt::studio::TensorStats)

@@ -1,0 +1,37 @@
+// rtorch-studio — the RustyTorch++ notebook studio. `rtorch-studio --help` lists the options (command_line.h);
+// the window is the shell (shell/studio_startup.h), `--execute` the headless runner (headless_execute.h).
+#include <QApplication>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "command_line.h"
+#include "headless_execute.h"
+#include "shell/studio_startup.h"
+
+int main(int argc, char** argv) {
+  using namespace rt::studio;
+  StudioOptions options;
+  try {
+    options = parse_command_line(argc, argv);
+  } catch (const CommandLineExit& e) {
+    std::fputs(e.what(), e.exit_code == 0 ? stdout : stderr);
+    return e.exit_code;
+  }
+  if (options.headless()) return execute_headless(options);
+
+  const auto set = [](const char* name) { const char* v = std::getenv(name); return v && *v; };
+  if (!set("DISPLAY") && !set("WAYLAND_DISPLAY") && !set("QT_QPA_PLATFORM")) {
+    std::fprintf(stderr,
+                 "rtorch-studio: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open.\n"
+                 "Run a notebook without a window:  rtorch-studio --execute IN.ipynb --output OUT.ipynb\n"
+                 "or use a virtual display:         xvfb-run -a rtorch-studio [NOTEBOOK.ipynb]\n");
+    return 1;
+  }
+
+  QApplication app(argc, argv);
+  configure_application(app);
+  StudioSession session(options);
+  session.start();
+  return app.exec();
+}

@@ -1,0 +1,67 @@
+// app/studio/notebook_view/code_editor.h — a cell's text editor: QScintilla, sized to its text.
+//
+//   auto* editor = new rt::studio::CodeEditor(rt::studio::CodeEditor::Language::Python, parent);
+//   editor->setText("for i in range(3):\n    print(i)\n");
+//   connect(editor, &QsciScintilla::textChanged, ...);   // the view copies the text into the model
+//   int offset = editor->cursorOffset();                  // UTF-8 byte offset, for "split at cursor"
+//
+// Contracts:
+// - Python cells get the Python lexer (a light theme), line numbers, Python auto-indent (a line after one
+//   ending in ':' is indented one level), brace matching, 4-space indentation (Tab inserts spaces,
+//   Backspace unindents), and a monospace font. Markdown cells get the markdown lexer; raw cells none.
+// - The widget's height follows the number of lines (one line minimum) up to maxVisibleLines, then the
+//   editor scrolls inside. The line-number margin is wide enough for 9999 lines from the start, so the text
+//   never shifts sideways while typing (no horizontal jitter); a horizontal scroll bar appears only for
+//   lines wider than the editor.
+// - The editor never handles notebook shortcuts itself: NotebookView filters its key events first.
+// - Mouse-wheel events the editor cannot use (nothing to scroll) go to the notebook's scroll area.
+#pragma once
+#include <Qsci/qsciscintilla.h>
+
+namespace rt::studio {
+
+class CodeEditor : public QsciScintilla {
+  Q_OBJECT
+
+ public:
+  enum class Language { Python, Markdown, Plain };
+  static constexpr int maxVisibleLines = 60;
+
+  explicit CodeEditor(Language language, QWidget* parent = nullptr);
+
+  Language language() const { return language_; }
+  // The caret position as a byte offset into text().toUtf8() (the model's std::string).
+  int cursorOffset() const;
+  // Places the caret at a byte offset into the UTF-8 text (clamped to the text).
+  void setCursorOffset(int offset);
+  // Tints 1-based `line` (the line a traceback names) until clearErrorLine() or the next edit of that line.
+  void markErrorLine(int line);
+  void clearErrorLine();
+  int errorLine() const { return errorLine_; }  // 0 when none
+  // Height in pixels that shows `lineCount` lines without scrolling (capped at maxVisibleLines).
+  int heightForLines(int lineCount) const;
+
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ signals:
+  void focusReceived();
+
+ protected:
+  void focusInEvent(QFocusEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+
+ private:
+  void applyTheme();
+  void updateHeight();
+
+  Language language_;
+  int lastLineCount_ = -1;
+  int errorLine_ = 0;
+  int errorMarker_ = -1;
+};
+
+// The notebook's monospace font (the system fixed font at the application's point size).
+QFont notebookMonospaceFont();
+
+}  // namespace rt::studio

@@ -1,0 +1,67 @@
+// app/studio/shell/panel.h — how a feature becomes a dockable panel of the studio.
+//
+//   class TimelinePanel final : public rt::studio::StudioPanel {
+//    public:
+//     QString id() const override { return QStringLiteral("timeline"); }
+//     QString title() const override { return QObject::tr("Timeline"); }
+//     Qt::DockWidgetArea default_area() const override { return Qt::BottomDockWidgetArea; }
+//     QWidget* create_widget(const PanelContext& context, QWidget* parent) override {
+//       return new TimelineWidget(context.kernel, parent);
+//     }
+//   };
+//
+//   // app/studio/panels/builtin_panels.cpp — the one list of panels the studio ships:
+//   registry.add(std::make_unique<TimelinePanel>());
+//
+// The shell (MainWindow) never names a panel: it turns every registered panel into a QDockWidget whose
+// objectName is the panel's id (so QMainWindow::saveState/restoreState persist the layout under that id),
+// docks it in default_area() the first time, lists it in View > Panels, and keeps the widget alive as long as
+// the window. New panels (timeline, memory, graph, debugger) are added in panels/ only.
+//
+// Contracts:
+// - id() is stable across releases (it keys the saved layout), non-empty, ASCII letters, digits, '_' or '-';
+//   PanelRegistry::add refuses an invalid or duplicate id with std::invalid_argument naming it.
+// - create_widget is called once per main window, on the GUI thread, after the kernel client exists; the
+//   returned widget is owned by `parent` (the dock). It must not block: no waiting on the kernel.
+// - starts_visible() decides visibility only when no saved layout exists yet.
+#pragma once
+#include <QString>
+#include <QWidget>
+#include <Qt>
+
+#include <memory>
+#include <vector>
+
+namespace rt::studio {
+
+class KernelClient;
+
+// What a panel may use. Pointers stay valid for the lifetime of the panel's widget.
+struct PanelContext {
+  KernelClient* kernel = nullptr;  // the notebook's kernel (signals on the GUI thread)
+};
+
+class StudioPanel {
+ public:
+  virtual ~StudioPanel() = default;
+  virtual QString id() const = 0;
+  virtual QString title() const = 0;
+  virtual Qt::DockWidgetArea default_area() const { return Qt::RightDockWidgetArea; }
+  virtual bool starts_visible() const { return true; }
+  virtual QWidget* create_widget(const PanelContext& context, QWidget* parent) = 0;
+};
+
+class PanelRegistry {
+ public:
+  // Takes ownership; throws std::invalid_argument for a null panel, an invalid id or one already registered.
+  void add(std::unique_ptr<StudioPanel> panel);
+  // Panels in registration order (the order of View > Panels and of first-time docking).
+  const std::vector<std::unique_ptr<StudioPanel>>& panels() const { return panels_; }
+  // nullptr when no panel has that id.
+  StudioPanel* find(const QString& id) const;
+
+ private:
+  std::vector<std::unique_ptr<StudioPanel>> panels_;
+};
+
+}  // namespace rt::studio

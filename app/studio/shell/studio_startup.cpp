@@ -1,0 +1,98 @@
+#include "studio_startup.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QTimer>
+
+#include <cstdio>
+#include <memory>
+
+#include "kernel/qt/kernel_client.h"
+#include "notebook/notebook_document.h"
+#include "panels/builtin_panels.h"
+#include "shell/autosaver.h"
+#include "shell/first_frame_probe.h"
+#include "shell/main_window.h"
+#include "shell/recovery_offer.h"
+
+namespace rt::studio {
+
+void configure_application(QApplication& app) {
+  QApplication::setOrganizationName(QStringLiteral("RustyTorch"));
+  QApplication::setApplicationName(QStringLiteral("rtorch-studio"));
+  QApplication::setApplicationDisplayName(QStringLiteral("RustyTorch++ Studio"));
+  QApplication::setApplicationVersion(QStringLiteral(RT_VERSION));
+  QApplication::setStyle(QStringLiteral("Fusion"));
+  app.setQuitOnLastWindowClosed(true);
+}
+
+StudioSession::StudioSession(StudioOptions options) : options_(std::move(options)) {
+  register_builtin_panels(panels_);
+  KernelOptions kernel_options;
+  if (!options_.notebook.empty())
+    kernel_options.working_directory =
+        QFileInfo(QString::fromStdString(options_.notebook)).absolutePath().toStdString();
+  kernel_ = std::make_unique<KernelClient>(kernel_options);
+  window_ = std::make_unique<MainWindow>(panels_, *kernel_,
+                                         MainWindowOptions{.autosave_interval_ms = options_.autosave_interval_ms});
+}
+
+StudioSession::~StudioSession() {
+  window_.reset();  // the view detaches from the kernel before the kernel stops
+  kernel_.reset();
+}
+
+void StudioSession::start() {
+  if (options_.exit_after_shown) watch_for_exit_after_shown();
+  window_->show();
+  QTimer::singleShot(0, this, [this] {
+    open_initial_notebook();
+    emit ready();
+  });
+}
+
+void StudioSession::open_initial_notebook() {
+  const QString requested =
+      options_.notebook.empty() ? QString() : QFileInfo(QString::fromStdString(options_.notebook)).absoluteFilePath();
+  RecoveryStore& store = window_->autosaver().store();
+  if (std::optional<RecoveredNotebook> recovered = offer_recovery(window_.get(), store, requested)) {
+    const std::string key = recovered->key;
+    window_->adopt(std::make_unique<NotebookDocument>(std::move(recovered->document)));
+    if (key != window_->autosaver().current_key()) store.discard(key);
+    return;
+  }
+  if (!requested.isEmpty()) window_->open_file(requested);
+}
+
+void StudioSession::watch_for_exit_after_shown() {
+  auto* probe = new FirstFrameProbe(window_.get());
+  connect(probe, &FirstFrameProbe::firstFrame, this, [this](double ms) {
+    std::printf("rtorch-studio: first frame after %.1f ms\n", ms);
+    std::fflush(stdout);
+    if (options_.idle_ms_before_exit <= 0) {
+      QTimer::singleShot(0, qApp, &QCoreApplication::quit);
+      return;
+    }
+    auto* poll = new QTimer(this);
+    auto idle_since = std::make_shared<qint64>(-1);
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    connect(poll, &QTimer::timeout, this, [this, poll, idle_since, clock] {
+      const KernelState state = kernel_->state();
+      if (state != KernelState::idle && state != KernelState::failed) {
+        *idle_since = -1;
+        return;
+      }
+      if (*idle_since < 0) *idle_since = clock->elapsed();
+      if (clock->elapsed() - *idle_since < options_.idle_ms_before_exit) return;
+      poll->stop();
+      std::printf("rtorch-studio: idle resident memory %.1f MiB (kernel %s)\n", resident_mib(), to_string(state));
+      std::fflush(stdout);
+      QCoreApplication::quit();
+    });
+    poll->start(20);
+  });
+}
+
+}  // namespace rt::studio

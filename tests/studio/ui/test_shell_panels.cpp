@@ -1,0 +1,169 @@
+// Panels plug into the shell through shell/panel.h only: the registry's checks, one dock per registered panel
+// (objectName = id) listed in View > Panels, and the window layout persisting through QSettings.
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QLabel>
+#include <QMenu>
+#include <QSettings>
+#include <QtTest>
+
+#include <memory>
+#include <stdexcept>
+
+#include "kernel/qt/kernel_client.h"
+#include "panels/builtin_panels.h"
+#include "shell/main_window.h"
+#include "shell/panel.h"
+#include "shell/studio_startup.h"
+#include "studio_test_support.h"
+
+using namespace rt::studio;
+using namespace rt::studio::test;
+
+namespace {
+
+// A panel defined entirely outside the shell, as a later issue's timeline panel would be.
+class ProbePanel final : public StudioPanel {
+ public:
+  explicit ProbePanel(QString id, Qt::DockWidgetArea area = Qt::BottomDockWidgetArea, bool visible = true)
+      : id_(std::move(id)), area_(area), visible_(visible) {}
+  QString id() const override { return id_; }
+  QString title() const override { return "Probe " + id_; }
+  Qt::DockWidgetArea default_area() const override { return area_; }
+  bool starts_visible() const override { return visible_; }
+  QWidget* create_widget(const PanelContext& context, QWidget* parent) override {
+    ++created;
+    seen_kernel = context.kernel;
+    auto* label = new QLabel("probe " + id_, parent);
+    label->setObjectName("probeLabel_" + id_);
+    return label;
+  }
+  int created = 0;
+  KernelClient* seen_kernel = nullptr;
+
+ private:
+  QString id_;
+  Qt::DockWidgetArea area_;
+  bool visible_;
+};
+
+}  // namespace
+
+class ShellPanelsTest : public QObject {
+  Q_OBJECT
+
+ private:
+  std::unique_ptr<IsolatedSettings> settings_;
+  std::unique_ptr<KernelClient> kernel_;
+
+ private slots:
+  void initTestCase() {
+    settings_ = std::make_unique<IsolatedSettings>();
+    kernel_ = std::make_unique<KernelClient>();
+  }
+  void cleanupTestCase() { kernel_.reset(); }
+
+  void registry_refuses_bad_and_duplicate_ids() {
+    PanelRegistry registry;
+    registry.add(std::make_unique<ProbePanel>("timeline"));
+    QVERIFY(registry.find("timeline"));
+    QVERIFY(!registry.find("memory"));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, registry.add(std::make_unique<ProbePanel>("timeline")));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, registry.add(std::make_unique<ProbePanel>("")));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, registry.add(std::make_unique<ProbePanel>("has space")));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, registry.add(nullptr));
+    try {
+      registry.add(std::make_unique<ProbePanel>("timeline"));
+    } catch (const std::invalid_argument& e) {
+      QVERIFY(QString(e.what()).contains("'timeline' is already registered"));
+    }
+    QCOMPARE(registry.panels().size(), std::size_t(1));
+  }
+
+  void builtin_panels_include_variables() {
+    PanelRegistry registry;
+    register_builtin_panels(registry);
+    QVERIFY(registry.find("variables"));
+    QCOMPARE(registry.find("variables")->title(), QStringLiteral("Variables"));
+  }
+
+  void each_panel_becomes_a_dock_listed_in_view_panels() {
+    PanelRegistry registry;
+    register_builtin_panels(registry);
+    auto probe = std::make_unique<ProbePanel>("probe-bottom");
+    ProbePanel* raw = probe.get();
+    registry.add(std::move(probe));
+    registry.add(std::make_unique<ProbePanel>("probe_hidden", Qt::LeftDockWidgetArea, false));
+    MainWindow w(registry, *kernel_);
+    w.show();
+    QCOMPARE(raw->created, 1);
+    QCOMPARE(raw->seen_kernel, kernel_.get());
+    for (const QString id : {"variables", "probe-bottom", "probe_hidden"}) {
+      QDockWidget* dock = w.panel_dock(id);
+      QVERIFY2(dock, qPrintable(id));
+      QCOMPARE(dock->objectName(), id);
+      QVERIFY(dock->widget());
+    }
+    QCOMPARE(w.dockWidgetArea(w.panel_dock("variables")), Qt::RightDockWidgetArea);
+    QCOMPARE(w.dockWidgetArea(w.panel_dock("probe-bottom")), Qt::BottomDockWidgetArea);
+    QVERIFY(w.panel_dock("probe-bottom")->isVisible());
+    QVERIFY(!w.panel_dock("probe_hidden")->isVisible());
+    QVERIFY(w.findChild<QLabel*>("probeLabel_probe-bottom"));
+
+    auto* menu = w.findChild<QMenu*>("menuPanels");
+    QVERIFY(menu);
+    QStringList titles;
+    for (QAction* a : menu->actions()) titles << a->text();
+    QCOMPARE(titles, (QStringList{"Variables", "Probe probe-bottom", "Probe probe_hidden"}));
+    QAction* toggle = w.panel_dock("probe_hidden")->toggleViewAction();
+    toggle->trigger();
+    QVERIFY(w.panel_dock("probe_hidden")->isVisible());
+    toggle->trigger();
+    QVERIFY(!w.panel_dock("probe_hidden")->isVisible());
+  }
+
+  void layout_persists_across_windows() {
+    PanelRegistry registry;
+    register_builtin_panels(registry);
+    registry.add(std::make_unique<ProbePanel>("probe-bottom"));
+    {
+      MainWindow w(registry, *kernel_);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      w.resize(1100, 700);
+      w.addDockWidget(Qt::LeftDockWidgetArea, w.panel_dock("variables"));
+      w.panel_dock("probe-bottom")->hide();
+      QTest::qWait(50);
+      QVERIFY(w.close());  // closing saves the layout
+    }
+    QVERIFY(QSettings().contains("window/state"));
+    {
+      MainWindow w(registry, *kernel_);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      QCOMPARE(w.dockWidgetArea(w.panel_dock("variables")), Qt::LeftDockWidgetArea);
+      QVERIFY(!w.panel_dock("probe-bottom")->isVisible());
+      QVERIFY(w.panel_dock("variables")->isVisible());
+      QCOMPARE(w.size(), QSize(1100, 700));
+      w.close();
+    }
+    // A layout saved without a panel leaves a newly registered one at its default place.
+    registry.add(std::make_unique<ProbePanel>("probe-new", Qt::RightDockWidgetArea));
+    MainWindow w(registry, *kernel_);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QCOMPARE(w.dockWidgetArea(w.panel_dock("probe-new")), Qt::RightDockWidgetArea);
+    QVERIFY(w.panel_dock("probe-new")->isVisible());
+    QCOMPARE(w.dockWidgetArea(w.panel_dock("variables")), Qt::LeftDockWidgetArea);
+  }
+};
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  configure_application(app);
+  ShellPanelsTest test;
+  return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_shell_panels.moc"

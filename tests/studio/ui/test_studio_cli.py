@@ -1,0 +1,127 @@
+"""rtorch-studio's command line: --help/--version, the no-display message, and headless --execute
+(exit codes 0/1, --allow-errors, --timeout, outputs that nbformat validates), plus --exit-after-shown."""
+import os
+import subprocess
+import time
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+STUDIO = os.environ["RT_STUDIO_EXECUTABLE"]
+SAMPLES = os.path.join(os.environ["RT_SOURCE_DIR"], "samples")
+
+
+def run(args, env=None, timeout=180):
+    full_env = dict(os.environ, OMP_NUM_THREADS="2")
+    full_env.update(env or {})
+    return subprocess.run([STUDIO, *args], capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+def write_notebook(path, *sources):
+    cells = [new_code_cell(s) if not s.startswith("#md ") else new_markdown_cell(s[4:]) for s in sources]
+    nb = new_notebook(cells=cells)
+    nbformat.write(nb, str(path))
+    return path
+
+
+def code_cells(path):
+    nb = nbformat.read(str(path), as_version=4)
+    nbformat.validate(nb)
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def test_help_and_version():
+    r = run(["--help"])
+    assert r.returncode == 0, r.stderr
+    for word in ("--execute", "--output", "--allow-errors", "--timeout", "NOTEBOOK"):
+        assert word in r.stdout
+    r = run(["--version"])
+    assert r.returncode == 0
+    assert r.stdout.startswith("rtorch-studio ")
+
+
+def test_usage_errors_exit_2():
+    r = run(["--no-such-option"])
+    assert r.returncode == 2
+    assert "--help" in r.stderr
+    r = run(["--output", "x.ipynb"])  # --output needs --execute
+    assert r.returncode == 2
+
+
+def test_without_a_display_it_says_so_and_shows_the_headless_command():
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    r = subprocess.run([STUDIO], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 1
+    assert "no display" in r.stderr
+    assert "--execute" in r.stderr
+
+
+def test_execute_runs_every_cell_and_writes_a_valid_notebook(tmp_path):
+    src = write_notebook(tmp_path / "in.ipynb", "#md # Title", "x = 20\nprint('hello')", "x + 22",
+                         "import rustytorch as rt\nrt.ones(2, 2).sum()")
+    before = src.read_bytes()
+    out = tmp_path / "out.ipynb"
+    r = run(["--execute", str(src), "--output", str(out)], env={"DISPLAY": "", "WAYLAND_DISPLAY": ""})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert src.read_bytes() == before  # --output leaves the input alone
+    cells = code_cells(out)
+    assert [c.execution_count for c in cells] == [1, 2, 3]
+    assert cells[0].outputs[0].output_type == "stream" and cells[0].outputs[0].text == "hello\n"
+    assert cells[1].outputs[0].data["text/plain"] == "42"
+    assert "tensor(4.)" in cells[2].outputs[0].data["text/plain"]
+
+
+def test_execute_fails_on_an_error_unless_allowed(tmp_path):
+    src = write_notebook(tmp_path / "err.ipynb", "a = 1", "def f():\n    return 1 / 0\nf()", "after = 2")
+    out = tmp_path / "out.ipynb"
+    r = run(["--execute", str(src), "--output", str(out)])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "ZeroDivisionError" in r.stderr
+    r = run(["--execute", str(src), "--output", str(out), "--allow-errors"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    cells = code_cells(out)
+    error = cells[1].outputs[-1]
+    assert error.output_type == "error" and error.ename == "ZeroDivisionError"
+    assert any("return 1 / 0" in line for line in error.traceback)
+    assert cells[2].execution_count is not None  # kept going after the error
+
+
+def test_execute_timeout_interrupts_a_stuck_cell(tmp_path):
+    src = write_notebook(tmp_path / "slow.ipynb", "import time\ntime.sleep(60)", "done = True")
+    out = tmp_path / "out.ipynb"
+    start = time.monotonic()
+    r = run(["--execute", str(src), "--output", str(out), "--timeout", "1"])
+    elapsed = time.monotonic() - start
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "timeout" in (r.stdout + r.stderr).lower()
+    assert elapsed < 30, elapsed
+
+
+def test_execute_the_quickstart(tmp_path):
+    # A samples-like tree: the notebook imports ../digits_data.py.
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "digits_data.py").symlink_to(os.path.join(SAMPLES, "digits_data.py"))
+    (tmp_path / "data").symlink_to(os.path.join(SAMPLES, "data"))
+    src = tmp_path / "notebooks" / "quickstart.ipynb"
+    src.write_bytes(open(os.path.join(SAMPLES, "notebooks", "quickstart.ipynb"), "rb").read())
+    out = tmp_path / "quickstart-out.ipynb"
+    r = run(["--execute", str(src), "--output", str(out)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    cells = code_cells(out)
+    assert all(c.execution_count for c in cells)
+    outputs = [o for c in cells for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    assert any("Self CPU" in o.get("text", "") for o in outputs)
+    assert any("test accuracy" in o.get("text", "") for o in outputs)
+
+
+def test_exit_after_shown_reports_the_first_frame(tmp_path):
+    env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "RT_STUDIO_RECOVERY_DIR": str(tmp_path / "recovery")}
+    r = run(["--exit-after-shown", "--idle-ms", "100", os.path.join(SAMPLES, "notebooks", "quickstart.ipynb")],
+            env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "first frame after" in r.stdout
+    assert "idle resident memory" in r.stdout
