@@ -146,10 +146,12 @@ bool OutputCapture::drain_locked(size_t limit) {
 
 void OutputCapture::emit_locked(Stream stream, std::string_view text) {
   // Hold back a UTF-8 sequence split across reads so every chunk the sink gets is whole characters.
-  static thread_local std::string joined;
   std::string& carry = stream == Stream::out ? carry_[0] : carry_[1];
+  std::string joined;
   if (!carry.empty()) {
-    joined.assign(carry).append(text);
+    joined.reserve(carry.size() + text.size());
+    joined.append(carry.data(), carry.size());
+    joined.append(text.data(), text.size());
     carry.clear();
     text = joined;
   }

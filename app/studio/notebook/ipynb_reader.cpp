@@ -221,9 +221,10 @@ class NotebookDecoder {
 };
 
 // Python's json module reads the non-standard tokens NaN, Infinity and -Infinity (and json.dumps writes them).
-// nlohmann::json does not, so outside strings they are rewritten before a second parse: the infinities as
-// numbers that overflow to +-inf, NaN as a unique marker string turned back into NaN afterwards.
-std::optional<std::string> rewrite_python_constants(std::string_view text, const std::string& nan_marker) {
+// nlohmann::json does not, so outside strings they are rewritten into marker strings (`marker` + "nan", "inf",
+// "-inf"; `marker` holds random digits and a control character, so no file can contain it by accident) before a
+// second parse, and turned back into numbers afterwards.
+std::optional<std::string> rewrite_python_constants(std::string_view text, const std::string& marker_json) {
   std::string out;
   out.reserve(text.size());
   bool in_string = false, changed = false;
@@ -235,16 +236,21 @@ std::optional<std::string> rewrite_python_constants(std::string_view text, const
       else if (c == '"') in_string = false;
       continue;
     }
+    std::string_view rest = text.substr(i);
     if (c == '"') {
       in_string = true;
       out += c;
-    } else if (text.substr(i, 3) == "NaN") {
-      out += '"' + nan_marker + '"';
+    } else if (rest.starts_with("NaN")) {
+      out += '"' + marker_json + "nan\"";
       i += 2;
       changed = true;
-    } else if (text.substr(i, 8) == "Infinity") {
-      out += "1e999";
+    } else if (rest.starts_with("Infinity")) {
+      out += '"' + marker_json + "inf\"";
       i += 7;
+      changed = true;
+    } else if (rest.starts_with("-Infinity")) {
+      out += '"' + marker_json + "-inf\"";
+      i += 8;
       changed = true;
     } else {
       out += c;
@@ -254,11 +260,16 @@ std::optional<std::string> rewrite_python_constants(std::string_view text, const
   return out;
 }
 
-void restore_nans(nlohmann::json& value, const std::string& nan_marker) {
+void restore_python_constants(nlohmann::json& value, const std::string& marker) {
   if (value.is_string()) {
-    if (value.get_ref<const std::string&>() == nan_marker) value = std::numeric_limits<double>::quiet_NaN();
+    const std::string& s = value.get_ref<const std::string&>();
+    if (!s.starts_with(marker)) return;
+    const std::string_view kind = std::string_view(s).substr(marker.size());
+    if (kind == "nan") value = std::numeric_limits<double>::quiet_NaN();
+    else if (kind == "inf") value = std::numeric_limits<double>::infinity();
+    else if (kind == "-inf") value = -std::numeric_limits<double>::infinity();
   } else if (value.is_array() || value.is_object()) {
-    for (auto& item : value) restore_nans(item, nan_marker);
+    for (auto& item : value) restore_python_constants(item, marker);
   }
 }
 
@@ -299,17 +310,20 @@ Notebook parse_ipynb(std::string_view text, std::string_view source_name) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::out_of_range& e) {
+    decoder.fail(fmt::format("a number is out of range ({})", e.what()), "a number in the file", std::string(kRepairHint));
   } catch (const nlohmann::json::parse_error& first_error) {
     std::random_device random;
-    const std::string marker = fmt::format("\x01rt-nan-{:08x}{:08x}\x01", random(), random());
-    std::optional<std::string> rewritten = rewrite_python_constants(text, marker);
+    const std::string token = fmt::format("rt-{:08x}{:08x}-", random(), random());
+    const std::string marker = "\x01" + token;  // as parsed; written as the JSON escape \u0001 below
+    std::optional<std::string> rewritten = rewrite_python_constants(text, "\\u0001" + token);
     bool recovered = false;
     if (rewritten) {
       try {
         doc = nlohmann::json::parse(*rewritten);
-        restore_nans(doc, marker);
+        restore_python_constants(doc, marker);
         recovered = true;
-      } catch (const nlohmann::json::parse_error&) {
+      } catch (const nlohmann::json::exception&) {
       }
     }
     if (!recovered) {

@@ -128,6 +128,10 @@ void CellWidget::ensureEditor() {
     emit sourceEdited(cellId_);
   });
   connect(editor_, &CodeEditor::focusReceived, this, [this] { emit editorFocused(cellId_); });
+  connect(editor_, &CodeEditor::caretMoved, this, [this] {
+    if (editor_->hasFocus()) emit caretMoved(cellId_, QRect(editor_->mapTo(this, editor_->caretRect().topLeft()),
+                                                            editor_->caretRect().size()));
+  });
   if (editorFilter_) editor_->installEventFilter(editorFilter_);
 }
 

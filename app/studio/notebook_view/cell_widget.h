@@ -13,7 +13,8 @@
 // - showCell() replaces the editor's text only when it differs from the model, so typing (which reaches the
 //   model through sourceEdited) never moves the caret.
 // - Code cells: "[N]:" (or "[ ]:" never run, "[*]:" queued or running), the QScintilla editor, the run time
-//   of the last run ("1.2 s"; also "failed after 0.3 s", "aborted") below it, then the outputs.
+//   of the last run ("1.2 s"; also "0.3 s, failed", "interrupted after 2.0 s", "not run (cancelled)") below it,
+//   then the outputs.
 //   Markdown cells: rendered until edited (double-click, Enter), rendered again by leaveEditor().
 //   Raw cells: a plain editor.
 // - Outputs collapse when the cell's metadata says so (nbformat's "collapsed" or
@@ -81,6 +82,8 @@ class CellWidget : public QFrame {
   void sourceEdited(const std::string& cellId);
   void pressed(const std::string& cellId, Qt::KeyboardModifiers modifiers);
   void editorFocused(const std::string& cellId);
+  // The editor's caret moved; `caret` is its rectangle in this widget's coordinates.
+  void caretMoved(const std::string& cellId, const QRect& caret);
   void editRequested(const std::string& cellId);
   void collapseToggleRequested(const std::string& cellId);
 

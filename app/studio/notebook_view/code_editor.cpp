@@ -30,7 +30,10 @@ CodeEditor::CodeEditor(Language language, QWidget* parent) : QsciScintilla(paren
   setIndentationWidth(4);
   setTabIndents(true);
   setBackspaceUnindents(true);
-  setAutoIndent(true);
+  setAutoIndent(language != Language::Python);  // Python: indentNewLine
+  if (language == Language::Python) {
+    connect(this, &QsciScintillaBase::SCN_CHARADDED, this, &CodeEditor::indentNewLine);
+  }
   setBraceMatching(language == Language::Plain ? NoBraceMatch : SloppyBraceMatch);
   setCaretLineVisible(false);
   setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
@@ -39,11 +42,13 @@ CodeEditor::CodeEditor(Language language, QWidget* parent) : QsciScintilla(paren
   SendScintilla(SCI_SETSCROLLWIDTHTRACKING, 1);
   SendScintilla(SCI_SETENDATLASTLINE, 1);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  setFocusPolicy(Qt::ClickFocus);  // no focus by Tab or on window activation: the notebook starts in command mode
   applyTheme();
 
   errorMarker_ = markerDefine(QsciScintilla::Background);
   setMarkerBackgroundColor(QColor(0xfb, 0xd5, 0xd5), errorMarker_);
   connect(this, &QsciScintilla::linesChanged, this, &CodeEditor::updateHeight);
+  connect(this, &QsciScintilla::cursorPositionChanged, this, [this] { emit caretMoved(); });
   connect(horizontalScrollBar(), &QScrollBar::rangeChanged, this, [this] {
     lastLineCount_ = -1;  // the scroll bar's appearance changes the height we need
     updateHeight();
@@ -87,6 +92,47 @@ void CodeEditor::applyTheme() {
   setCaretForegroundColor(QColor(0x20, 0x20, 0x20));
 }
 
+int pythonIndentAfter(const QString& previousLine, int indentWidth) {
+  int indent = 0;
+  for (QChar c : previousLine) {
+    if (c == QLatin1Char(' ')) ++indent;
+    else if (c == QLatin1Char('\t')) indent = (indent / indentWidth + 1) * indentWidth;
+    else break;
+  }
+  // The code part of the line: up to a '#' that is not inside a string literal.
+  QString code;
+  QChar quote;
+  for (qsizetype i = 0; i < previousLine.size(); ++i) {
+    const QChar c = previousLine[i];
+    if (!quote.isNull()) {
+      if (c == QLatin1Char('\\')) ++i;
+      else if (c == quote) quote = QChar();
+    } else if (c == QLatin1Char('\'') || c == QLatin1Char('"')) {
+      quote = c;
+    } else if (c == QLatin1Char('#')) {
+      break;
+    }
+    code += c;
+  }
+  code = code.trimmed();
+  if (code.endsWith(QLatin1Char(':'))) return indent + indentWidth;
+  static const QStringList dedenters = {QStringLiteral("return"), QStringLiteral("pass"), QStringLiteral("break"),
+                                        QStringLiteral("continue"), QStringLiteral("raise")};
+  const QString first = code.section(QLatin1Char(' '), 0, 0).section(QLatin1Char('('), 0, 0);
+  if (dedenters.contains(first)) return std::max(0, indent - indentWidth);
+  return indent;
+}
+
+void CodeEditor::indentNewLine(int character) {
+  if (character != '\n' && character != '\r') return;
+  int line = 0, index = 0;
+  getCursorPosition(&line, &index);
+  if (line == 0) return;
+  const int indent = pythonIndentAfter(text(line - 1), indentationWidth());
+  setIndentation(line, indent);
+  setCursorPosition(line, indent);
+}
+
 int CodeEditor::heightForLines(int lineCount) const {
   const int textHeight = static_cast<int>(const_cast<CodeEditor*>(this)->SendScintilla(SCI_TEXTHEIGHT, 0L));
   const int visible = std::clamp(lineCount, 1, maxVisibleLines);
@@ -118,6 +164,27 @@ void CodeEditor::markErrorLine(int line) {
 void CodeEditor::clearErrorLine() {
   if (errorMarker_ >= 0) markerDeleteAll(errorMarker_);
   errorLine_ = 0;
+}
+
+QRect CodeEditor::caretRect() const {
+  auto* self = const_cast<CodeEditor*>(this);
+  const long pos = static_cast<long>(self->SendScintilla(SCI_GETCURRENTPOS));
+  const int x = static_cast<int>(self->SendScintilla(SCI_POINTXFROMPOSITION, 0UL, pos));
+  const int y = static_cast<int>(self->SendScintilla(SCI_POINTYFROMPOSITION, 0UL, pos));
+  const int h = static_cast<int>(self->SendScintilla(SCI_TEXTHEIGHT, 0L));
+  return QRect(viewport()->mapTo(self, QPoint(x, y)), QSize(2, std::max(h, 1)));
+}
+
+bool CodeEditor::caretOnFirstLine() const {
+  int line = 0, index = 0;
+  getCursorPosition(&line, &index);
+  return line == 0;
+}
+
+bool CodeEditor::caretOnLastLine() const {
+  int line = 0, index = 0;
+  getCursorPosition(&line, &index);
+  return line >= lines() - 1;
 }
 
 int CodeEditor::cursorOffset() const {

@@ -13,6 +13,10 @@
 //   editor scrolls inside. The line-number margin is wide enough for 9999 lines from the start, so the text
 //   never shifts sideways while typing (no horizontal jitter); a horizontal scroll bar appears only for
 //   lines wider than the editor.
+// - Python indentation is computed here (pythonIndentAfter) rather than from the lexer's styling, so it is
+//   right even before the text has been painted and styled.
+// - Keyboard focus comes only from a click or from NotebookView (Qt::ClickFocus), never from Tab or window
+//   activation, so a notebook opens in command mode.
 // - The editor never handles notebook shortcuts itself: NotebookView filters its key events first.
 // - Mouse-wheel events the editor cannot use (nothing to scroll) go to the notebook's scroll area.
 #pragma once
@@ -41,11 +45,17 @@ class CodeEditor : public QsciScintilla {
   // Height in pixels that shows `lineCount` lines without scrolling (capped at maxVisibleLines).
   int heightForLines(int lineCount) const;
 
+  // The caret's rectangle in this widget's coordinates (for keeping it visible in the notebook's scroll area).
+  QRect caretRect() const;
+  bool caretOnFirstLine() const;
+  bool caretOnLastLine() const;
+
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 
  signals:
   void focusReceived();
+  void caretMoved();
 
  protected:
   void focusInEvent(QFocusEvent* event) override;
@@ -53,6 +63,7 @@ class CodeEditor : public QsciScintilla {
 
  private:
   void applyTheme();
+  void indentNewLine(int character);
   void updateHeight();
 
   Language language_;
@@ -60,6 +71,10 @@ class CodeEditor : public QsciScintilla {
   int errorLine_ = 0;
   int errorMarker_ = -1;
 };
+
+// Python's indentation for the line after `previousLine` (columns): one level deeper after a line ending in ':'
+// (comments ignored), one level shallower after return/pass/break/continue/raise, else the same.
+int pythonIndentAfter(const QString& previousLine, int indentWidth = 4);
 
 // The notebook's monospace font (the system fixed font at the application's point size).
 QFont notebookMonospaceFont();

@@ -81,8 +81,16 @@ void NotebookExecution::submitNext() {
       continue;
     }
     const std::string& source = document_->cell(*index).source;
-    document_->set_outputs(*index, {}, std::nullopt);
-    const quint64 request = kernel_->execute(QString::fromStdString(source));
+    quint64 request = 0;
+    try {
+      document_->set_outputs(*index, {}, std::nullopt);
+      request = kernel_->execute(QString::fromStdString(source));
+    } catch (const std::exception& e) {  // never let an exception out of a kernel signal's slot
+      queue_.dropNextToSubmit();
+      emit cellStateChanged(cellId);
+      emit message(tr("Could not send the cell to the kernel: %1").arg(QString::fromUtf8(e.what())));
+      continue;
+    }
     queue_.markSubmitted(request);
     streams_.emplace(request, StreamAccumulator(limits_));
     emit cellStateChanged(cellId);

@@ -162,6 +162,10 @@ CellWidget* NotebookView::createCellWidget(std::size_t index) {
     if (i != active_) setActive(i);
     setMode(EditorMode::Edit);
   });
+  connect(w, &CellWidget::caretMoved, this, [this, w](const std::string&, const QRect& caret) {
+    const QRect r(w->mapTo(page_, caret.topLeft()), caret.size());
+    scroll_->ensureVisible(r.center().x(), r.center().y(), 0, r.height() * 2);
+  });
   connect(w, &CellWidget::editRequested, this, [this](const std::string& id) {
     const int i = indexOfCell(id);
     if (i < 0) return;
@@ -391,6 +395,11 @@ bool NotebookView::event(QEvent* event) {
   return QWidget::event(event);
 }
 
+void NotebookView::focusInEvent(QFocusEvent* event) {
+  QWidget::focusInEvent(event);
+  setMode(EditorMode::Command);  // the view itself has focus only in command mode
+}
+
 void NotebookView::keyPressEvent(QKeyEvent* event) {
   if (!handleKey(EditorMode::Command, event)) QWidget::keyPressEvent(event);
 }
@@ -404,10 +413,31 @@ bool NotebookView::eventFilter(QObject* watched, QEvent* event) {
         return true;
       }
     } else if (event->type() == QEvent::KeyPress) {
-      if (handleKey(EditorMode::Edit, static_cast<QKeyEvent*>(event))) return true;
+      auto* key = static_cast<QKeyEvent*>(event);
+      if (handleKey(EditorMode::Edit, key)) return true;
+      if (moveBetweenEditors(static_cast<CodeEditor*>(watched), key)) return true;
     }
   }
   return QWidget::eventFilter(watched, event);
+}
+
+// Like JupyterLab: Up on an editor's first line edits the cell above (caret on its last line), Down on the last
+// line edits the cell below.
+bool NotebookView::moveBetweenEditors(CodeEditor* editor, QKeyEvent* event) {
+  if (event->modifiers() != Qt::NoModifier || active_ < 0) return false;
+  const bool up = event->key() == Qt::Key_Up, down = event->key() == Qt::Key_Down;
+  if ((!up && !down) || cells_[static_cast<std::size_t>(active_)]->editor() != editor) return false;
+  if ((up && (!editor->caretOnFirstLine() || active_ == 0)) ||
+      (down && (!editor->caretOnLastLine() || active_ + 1 >= cellCount()))) {
+    return false;
+  }
+  setActive(active_ + (up ? -1 : 1));
+  enterEditMode();
+  if (CodeEditor* next = cells_[static_cast<std::size_t>(active_)]->editor()) {
+    if (up) next->setCursorPosition(std::max(0, next->lines() - 1), 0);
+    else next->setCursorPosition(0, 0);
+  }
+  return true;
 }
 
 bool NotebookView::handleKey(EditorMode mode, QKeyEvent* event) {

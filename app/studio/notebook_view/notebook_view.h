@@ -18,6 +18,8 @@
 // - Edit mode (Enter, or a click into the editor; green bar): keys go to the editor except Shift+Enter
 //   (run, select next; past the last cell a new code cell is appended and edited), Ctrl+Enter (run in place),
 //   Alt+Enter (run, insert a cell below), Ctrl+Shift+- (split at the cursor) and Esc.
+// - In edit mode Up on an editor's first line and Down on its last move into the neighbouring cell's editor, and
+//   the page scrolls to keep the caret in view.
 // - Markdown cells show rendered text until edited; running them (Shift+Enter) renders them again.
 //
 // Contracts:
@@ -54,6 +56,7 @@ class QVBoxLayout;
 namespace rt::studio {
 
 class CellWidget;
+class CodeEditor;
 class KernelClient;
 enum class ExecutionStatus;  // kernel/python_kernel.h
 class NotebookExecution;
@@ -118,6 +121,7 @@ class NotebookView : public QWidget {
 
  protected:
   bool event(QEvent* event) override;
+  void focusInEvent(QFocusEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   bool eventFilter(QObject* watched, QEvent* event) override;
 
@@ -139,6 +143,7 @@ class NotebookView : public QWidget {
   void scrollToActive();
   void setMode(EditorMode mode);
   bool handleKey(EditorMode mode, QKeyEvent* event);
+  bool moveBetweenEditors(CodeEditor* editor, QKeyEvent* event);
   // [Commands]
   void runCells(const std::vector<std::size_t>& indices);
   void runSelectionThenMove(bool insertBelow);

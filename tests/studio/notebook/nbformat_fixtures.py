@@ -4,8 +4,9 @@ usage: nbformat_fixtures.py OUT_DIR
 
 OUT_DIR/written/NAME.ipynb   files written by nbformat.write (the C++ reader/writer must round-trip them byte for byte)
 OUT_DIR/foreign/NAME.ipynb   files nbformat did not write (older minors, unsplit text, transient metadata)
-OUT_DIR/expected/NAME.ipynb  nbformat.writes(nbformat.read(file, as_version=4)) + "\n" for every file above, with
-                             cell ids replaced by "cell-<index>" where nbformat had to make them up (upgrades)
+OUT_DIR/expected/NAME.ipynb  nbformat.writes(nbformat.read(file, as_version=4)) + "\n" for every file above; files
+                             older than 4.5 go through nbformat.v4.upgrade first and their made-up cell ids are
+                             replaced by "cell-<index>"
 """
 import json
 import math
@@ -117,6 +118,8 @@ for sub in ("written", "foreign"):
         original = json.load(open(path, encoding="utf-8"))
         nb = nbformat.read(path, as_version=4)
         if original.get("nbformat_minor", 0) < 5:
+            # nbformat.read keeps 4.0-4.4 as they are; the studio upgrades them as nbformat.v4.upgrade does.
+            nb = v4.upgrade(nb, from_version=4, from_minor=original.get("nbformat_minor", 0))
             for i, cell in enumerate(nb.cells):
                 cell.id = f"cell-{i}"
         text = nbformat.writes(nb)

@@ -10,7 +10,8 @@
 
 #include <cmath>
 #include <limits>
-#include <regex>
+#include <set>
+#include <sstream>
 
 using namespace rt::studio;
 using rt::studio::test::ScratchDir;

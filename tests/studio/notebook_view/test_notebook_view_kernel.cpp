@@ -68,6 +68,7 @@ class NotebookViewKernelTest : public QObject {
   void initTestCase() {
     KernelOptions options;
     options.capture_fd_output = false;  // QtTest's own log lines must not land in a cell
+    options.echo_output = false;
     kernel_ = new KernelClient(options, this);
     QVERIFY(waitUntil([&] { return kernel_->state() == KernelState::idle; }, 60000));
   }
@@ -214,6 +215,51 @@ class NotebookViewKernelTest : public QObject {
     QVERIFY(s->cell(0)->outputArea()->visibleText().contains(QStringLiteral("[image ")));
   }
 
+  void runAboveAndBelow() {
+    auto s = open({{CellType::code, "a = 1"}, {CellType::code, "b = 2"}, {CellType::code, "c = 3"}});
+    s->view->selectCell(1);
+    s->view->runAbove();
+    QVERIFY(waitIdle(*s));
+    QVERIFY(s->doc->cell(0).execution_count.has_value());
+    QVERIFY(!s->doc->cell(1).execution_count.has_value());
+    s->view->runBelow();
+    QVERIFY(waitIdle(*s));
+    QVERIFY(s->doc->cell(1).execution_count.has_value());
+    QVERIFY(s->doc->cell(2).execution_count.has_value());
+    QCOMPARE(*s->doc->cell(2).execution_count, *s->doc->cell(1).execution_count + 1);
+    s->view->selectCell(2);
+    s->key(Qt::Key_Return, Qt::AltModifier);  // run and insert below, editing it
+    QCOMPARE(s->view->cellCount(), 4);
+    QCOMPARE(s->view->activeIndex(), 3);
+    QCOMPARE(s->view->mode(), EditorMode::Edit);
+    QVERIFY(waitIdle(*s));
+  }
+
+  void outputFloodIsCappedAndTheGuiKeepsRunning() {
+    auto s = open({{CellType::code, "for i in range(200000):\n    print('line', i)"}});
+    s->view->setStreamLimits({.max_text_bytes = 20000});
+    QElapsedTimer sinceTick;
+    qint64 longestGap = 0;
+    QTimer ticker;
+    QObject::connect(&ticker, &QTimer::timeout, [&] {
+      longestGap = std::max(longestGap, sinceTick.restart());
+    });
+    sinceTick.start();
+    ticker.start(10);
+    QElapsedTimer t;
+    t.start();
+    s->view->runSelectedInPlace();
+    QVERIFY(waitIdle(*s, 120000));
+    qInfo("200000 printed lines in %lld ms; longest GUI event-loop gap %lld ms", static_cast<long long>(t.elapsed()),
+          static_cast<long long>(longestGap));
+    const std::string text = streamText(s->doc->cell(0), "stdout");
+    QVERIFY(text.size() < 21000);
+    QVERIFY2(text.find("output truncated") != std::string::npos, text.substr(text.size() - 200).c_str());
+    QVERIFY(text.rfind("line 0\n", 0) == 0);
+    s->view->flushOutputs();
+    QVERIFY(s->cell(0)->outputArea()->visibleText().contains(QStringLiteral("output truncated")));
+  }
+
   void deletingARunningCellDropsItsOutputs() {
     auto s = open({{CellType::code, "import time\nfor i in range(20):\n    print(i, flush=True)\n    time.sleep(0.02)"},
                    {CellType::code, "keep = 1"}});
@@ -233,5 +279,14 @@ class NotebookViewKernelTest : public QObject {
   }
 };
 
-QTEST_MAIN(NotebookViewKernelTest)
+// QtTest's crash handler also catches SIGINT, which the kernel sends to its interpreter thread to interrupt a
+// cell, and would end the test there: run without it (as the studio itself does).
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  NotebookViewKernelTest test;
+  std::vector<char*> args(argv, argv + argc);
+  static char noCrashHandler[] = "-nocrashhandler";
+  args.push_back(noCrashHandler);
+  return QTest::qExec(&test, static_cast<int>(args.size()), args.data());
+}
 #include "test_notebook_view_kernel.moc"

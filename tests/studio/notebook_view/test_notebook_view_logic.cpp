@@ -2,6 +2,7 @@
 // edits, traceback line lookup, kernel mime data, collapsed-output metadata.
 #include "notebook_view/ansi_text.h"
 #include "notebook_view/cell_widget.h"
+#include "notebook_view/code_editor.h"
 #include "notebook_view/command_mode_keymap.h"
 #include "notebook_view/execution_queue.h"
 #include "notebook_view/kernel_output_json.h"
@@ -245,4 +246,17 @@ TEST_CASE("collapsed outputs are read and written as JupyterLab does", "[studio]
   CHECK(md == nlohmann::json({{"tags", {"x"}}}));
   CHECK(outputsHidden(nlohmann::json({{"jupyter", {{"outputs_hidden", true}}}})));
   CHECK_FALSE(outputsHidden(nlohmann::json::array()));
+}
+
+TEST_CASE("Python auto-indent follows blocks", "[studio][editor]") {
+  CHECK(pythonIndentAfter(QStringLiteral("for i in range(3):")) == 4);
+  CHECK(pythonIndentAfter(QStringLiteral("    if x:  # comment")) == 8);
+  CHECK(pythonIndentAfter(QStringLiteral("    x = 1")) == 4);
+  CHECK(pythonIndentAfter(QStringLiteral("        return x")) == 4);
+  CHECK(pythonIndentAfter(QStringLiteral("    pass")) == 0);
+  CHECK(pythonIndentAfter(QStringLiteral("    raise ValueError('x:')")) == 0);
+  CHECK(pythonIndentAfter(QStringLiteral("s = 'a:'")) == 0);              // ':' inside a string
+  CHECK(pythonIndentAfter(QStringLiteral("d = {1: 2}  # ends:")) == 0);   // ':' in a comment
+  CHECK(pythonIndentAfter(QStringLiteral("\tif y:")) == 8);
+  CHECK(pythonIndentAfter(QStringLiteral("returned = 1")) == 0);
 }

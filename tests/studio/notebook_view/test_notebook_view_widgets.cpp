@@ -73,7 +73,7 @@ class NotebookViewWidgetsTest : public QObject {
     s.editorKey(Qt::Key_Return);
     s.typeText("print(i)");
     // Auto-indent after ':' (4 spaces), and the text reached the model.
-    QCOMPARE(s.source(0), std::string("for i in range(3):\n    print(i)"));
+    QCOMPARE(QString::fromStdString(s.source(0)), QStringLiteral("for i in range(3):\n    print(i)"));
     QVERIFY(e->height() > oneLine);  // grows with its lines
     const int marginWidth = e->marginWidth(0);
     for (int i = 0; i < 12; ++i) s.editorKey(Qt::Key_Return);
@@ -162,6 +162,26 @@ class NotebookViewWidgetsTest : public QObject {
     QCOMPARE(s.cell(1)->highlight(), CellWidget::Highlight::ActiveCommand);
   }
 
+  void upAndDownMoveBetweenEditors() {
+    ShownNotebook s(makeNotebook({{CellType::code, "a = 1\nb = 2"}, {CellType::code, "c = 3"}}));
+    s.key(Qt::Key_Return);
+    s.cell(0)->editor()->setCursorPosition(0, 0);
+    s.editorKey(Qt::Key_Down);  // inside the cell: the caret moves down a line
+    QCOMPARE(s.view->activeIndex(), 0);
+    s.editorKey(Qt::Key_Down);  // from the last line: into the next cell
+    QCOMPARE(s.view->activeIndex(), 1);
+    QCOMPARE(s.view->mode(), EditorMode::Edit);
+    QVERIFY(s.cell(1)->editor()->hasFocus());
+    s.editorKey(Qt::Key_Up);  // back up, onto the last line of cell 0
+    QCOMPARE(s.view->activeIndex(), 0);
+    int line = -1, index = -1;
+    s.cell(0)->editor()->getCursorPosition(&line, &index);
+    QCOMPARE(line, 1);
+    s.editorKey(Qt::Key_Up);
+    s.editorKey(Qt::Key_Up);  // the first cell's first line: stays
+    QCOMPARE(s.view->activeIndex(), 0);
+  }
+
   void markdownEditsAndRendersAgain() {
     ShownNotebook s(makeNotebook({{CellType::markdown, "# Old"}, {CellType::code, ""}}));
     QVERIFY(s.cell(0)->isRendered());
@@ -170,7 +190,7 @@ class NotebookViewWidgetsTest : public QObject {
     QVERIFY(s.cell(0)->editor() != nullptr);
     QCOMPARE(s.cell(0)->editor()->text(), QStringLiteral("# Old"));
     s.cell(0)->editor()->selectAll();
-    s.typeText("## New heading\n\n- item one\n- item `two`");
+    s.cell(0)->editor()->replaceSelectedText(QStringLiteral("## New heading\n\n- item one\n- item `two`"));
     QCOMPARE(s.source(0), std::string("## New heading\n\n- item one\n- item `two`"));
     s.editorKey(Qt::Key_Return, Qt::ShiftModifier);
     QVERIFY(s.cell(0)->isRendered());

@@ -9,6 +9,9 @@
 #include <QProcess>
 #include <QSettings>
 #include <QThread>
+#include <QtTest>
+
+#include <vector>
 
 namespace rt::studio::test {
 
@@ -74,6 +77,13 @@ QByteArray read_bytes(const QString& path) {
 void write_bytes(const QString& path, const QByteArray& bytes) {
   QFile f(path);
   if (f.open(QIODevice::WriteOnly | QIODevice::Truncate)) f.write(bytes);
+}
+
+int run_qtest(QObject& test, int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  static char no_crash_handler[] = "-nocrashhandler";
+  args.push_back(no_crash_handler);
+  return QTest::qExec(&test, static_cast<int>(args.size()), args.data());
 }
 
 QString source_dir() { return QStringLiteral(RT_SOURCE_DIR); }

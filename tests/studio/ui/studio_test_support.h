@@ -58,6 +58,10 @@ std::pair<int, QString> run_python(const QString& code, const QStringList& args 
 QByteArray read_bytes(const QString& path);
 void write_bytes(const QString& path, const QByteArray& bytes);
 
+// QTest::qExec without QtTest's crash handler: it also catches SIGINT, which the kernel sends to its interpreter
+// thread to interrupt a cell, and would end the test there (the studio itself has no such handler).
+int run_qtest(QObject& test, int argc, char** argv);
+
 // The source tree (for samples/notebooks) and the build tree (for test artifacts).
 QString source_dir();
 QString build_dir();

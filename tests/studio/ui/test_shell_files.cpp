@@ -61,7 +61,7 @@ class ShellFilesTest : public QObject {
       auto w = make_window();
       QVERIFY(w->open_file(path));
       QVERIFY(!w->document()->is_dirty());
-      QVERIFY(w->windowTitle().startsWith(name));
+      QVERIFY2(w->windowTitle().startsWith("same-" + name), qPrintable(w->windowTitle()));
       w->action("actionSave")->trigger();
       QCOMPARE(read_bytes(path), before);
     }
@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   configure_application(app);
   ShellFilesTest test;
-  return QTest::qExec(&test, argc, argv);
+  return run_qtest(test, argc, argv);
 }
 
 #include "test_shell_files.moc"

@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   configure_application(app);
   ShellPanelsTest test;
-  return QTest::qExec(&test, argc, argv);
+  return run_qtest(test, argc, argv);
 }
 
 #include "test_shell_panels.moc"

@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   configure_application(app);
   ShellRunTest test;
-  return QTest::qExec(&test, argc, argv);
+  return run_qtest(test, argc, argv);
 }
 
 #include "test_shell_run.moc"

@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   configure_application(app);
   StudioRecoveryTest test(QCoreApplication::applicationFilePath());
-  return QTest::qExec(&test, argc, argv);
+  return run_qtest(test, argc, argv);
 }
 
 #include "test_studio_recovery.moc"

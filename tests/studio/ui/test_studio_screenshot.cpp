@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   configure_application(app);
   StudioScreenshotTest test;
-  return QTest::qExec(&test, argc, argv);
+  return run_qtest(test, argc, argv);
 }
 
 #include "test_studio_screenshot.moc"

@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   configure_application(app);
   VariablesPanelTest test;
-  return QTest::qExec(&test, argc, argv);
+  return run_qtest(test, argc, argv);
 }
 
 #include "test_variables_panel.moc"

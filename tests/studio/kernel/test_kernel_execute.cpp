@@ -1,0 +1,211 @@
+// Running cells: results by IPython's rules, output capture (Python and C level), errors with tracebacks
+// into the cell, rustytorch, matplotlib figures, display(). One kernel per process (kernel_recorder.h).
+#include <catch2/catch.hpp>
+
+#include "kernel_recorder.h"
+
+using namespace rt::studio;
+using namespace rt::studio::testing;
+
+TEST_CASE("the last expression is the execute result, None and ';' show nothing", "[studio][kernel]") {
+  CellRecord r = run_cell("x = 40\nx + 2");
+  REQUIRE(r.summary);
+  CHECK(r.summary->status == ExecutionStatus::ok);
+  CHECK(r.result_text() == "42");
+  CHECK(r.summary->execution_count == 1);
+  CHECK(r.started_count == 1);
+  CHECK(r.order == std::vector<std::string>{"started", "result", "finished"});
+
+  CellRecord none = run_cell("None");
+  CHECK_FALSE(none.result);
+  CHECK(none.summary->execution_count == 2);
+
+  CellRecord suppressed = run_cell("x * 2;  # a comment after the semicolon");
+  CHECK_FALSE(suppressed.result);
+  CellRecord statement = run_cell("y = x * 2");
+  CHECK_FALSE(statement.result);
+  CHECK(run_cell("_").result_text() == "42");  // `_` is the last result
+  CHECK(run_cell("'text'").result_text() == "'text'");
+  CHECK(test_kernel().next_execution_count() == 7);
+}
+
+TEST_CASE("rich representations go into the bundle next to text/plain", "[studio][kernel]") {
+  CellRecord r = run_cell(
+      "class Rich:\n"
+      "    def _repr_html_(self): return '<b>rich</b>'\n"
+      "    def _repr_png_(self): return b'\\x89PNG fake'\n"
+      "    def __repr__(self): return 'Rich()'\n"
+      "Rich()");
+  REQUIRE(r.result);
+  CHECK(r.result->data.at("text/plain") == "Rich()");
+  CHECK(r.result->data.at("text/html") == "<b>rich</b>");
+  CHECK(r.result->data.at("image/png") == "iVBORyBmYWtl");  // base64 of b'\x89PNG fake'
+
+  CellRecord bundle = run_cell(
+      "class Bundle:\n"
+      "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+      "        return {'text/markdown': '**md**', 'application/json': {'a': 1}}\n"
+      "Bundle()");
+  REQUIRE(bundle.result);
+  CHECK(bundle.result->data.at("text/markdown") == "**md**");
+  CHECK(bundle.result->data.at("application/json") == "{\"a\": 1}");
+  CHECK(bundle.result->data.count("text/plain") == 1);
+
+  CellRecord klass = run_cell("Bundle");  // a class is shown by repr, not by its unbound _repr_ methods
+  REQUIRE(klass.result);
+  CHECK(klass.result->data.size() == 1);
+}
+
+TEST_CASE("stdout and stderr arrive in the order written, C-level printf included", "[studio][kernel]") {
+  CellRecord r = run_cell(
+      "import sys, ctypes\n"
+      "libc = ctypes.CDLL(None)\n"
+      "print('one')\n"
+      "print('two', file=sys.stderr)\n"
+      "libc.printf(b'three from C\\n')\n"
+      "print('four')\n"
+      "libc.fprintf(ctypes.c_void_p.in_dll(libc, 'stderr'), b'five from C\\n')\n"
+      "sys.stdout.write('six\\n')\n");
+  REQUIRE(r.summary);
+  CHECK(r.summary->status == ExecutionStatus::ok);
+  CHECK(r.stdout_text == "one\nthree from C\nfour\nsix\n");
+  CHECK(r.stderr_text == "two\nfive from C\n");
+  CHECK(r.order == std::vector<std::string>{"started", "stdout", "stderr", "stdout", "stderr", "stdout", "finished"});
+
+  // A printf without newline is flushed when the cell ends, not lost or given to the next cell.
+  CellRecord partial = run_cell("libc.printf(b'no newline')");
+  CHECK(partial.stdout_text == "no newline");
+  CellRecord next = run_cell("print('next')");
+  CHECK(next.stdout_text == "next\n");
+}
+
+TEST_CASE("os.write to fd 1 and a subprocess's output are captured", "[studio][kernel]") {
+  CellRecord r = run_cell(
+      "import os, subprocess\n"
+      "os.write(1, b'raw fd\\n')\n"
+      "subprocess.run(['/bin/echo', 'from a child'])\n");
+  CHECK(r.stdout_text == "raw fd\nfrom a child\n");
+}
+
+TEST_CASE("an error names the cell and shows the failing line", "[studio][kernel]") {
+  CellRecord r = run_cell("a = 1\n\ndef f(n):\n    return n / 0\n\nf(a)", "3");
+  REQUIRE(r.summary);
+  CHECK(r.summary->status == ExecutionStatus::error);
+  CHECK(r.summary->execution_count == 1);
+  REQUIRE(r.error);
+  CHECK(r.error->ename == "ZeroDivisionError");
+  CHECK(r.error->evalue == "division by zero");
+  const std::string tb = r.traceback_text();
+  INFO(tb);
+  CHECK(tb.find("File \"<cell 3>\", line 6, in <module>") != std::string::npos);
+  CHECK(tb.find("    f(a)") != std::string::npos);
+  CHECK(tb.find("File \"<cell 3>\", line 4, in f") != std::string::npos);
+  CHECK(tb.find("    return n / 0") != std::string::npos);
+  CHECK(tb.find("cell_runner") == std::string::npos);  // no kernel frames
+  CHECK(r.error->traceback.front() == "Traceback (most recent call last):");
+  CHECK(r.error->traceback.back() == "ZeroDivisionError: division by zero");
+
+  // Output before the error is kept, and the kernel carries on.
+  CellRecord partial = run_cell("print('before')\nraise ValueError('bad value')");
+  CHECK(partial.stdout_text == "before\n");
+  CHECK(partial.order == std::vector<std::string>{"started", "stdout", "error", "finished"});
+  CHECK(run_cell("a + 1").result_text() == "2");
+
+  // Without a label the execution count names the cell.
+  CellRecord unlabeled = run_cell("undefined_name");
+  CHECK(unlabeled.error->ename == "NameError");
+  CHECK(unlabeled.traceback_text().find("File \"<cell 4>\", line 1") != std::string::npos);
+}
+
+TEST_CASE("a SyntaxError points at the cell's line", "[studio][kernel]") {
+  CellRecord r = run_cell("x = 1\ny = (2 +\n", "syntax");
+  REQUIRE(r.error);
+  CHECK(r.summary->status == ExecutionStatus::error);
+  CHECK(r.error->ename == "SyntaxError");
+  const std::string tb = r.traceback_text();
+  INFO(tb);
+  CHECK(tb.find("File \"<cell syntax>\", line 2") != std::string::npos);
+  CHECK(tb.find("y = (2 +") != std::string::npos);
+  CHECK(run_cell("x").error);  // nothing of the cell ran
+  CHECK(run_cell("1 +* 2").error->ename == "SyntaxError");
+  CHECK(run_cell("if True:\nprint(1)").error->ename == "IndentationError");
+}
+
+TEST_CASE("rustytorch imports and a tensor shows its repr", "[studio][kernel]") {
+  CellRecord r = run_cell("import rustytorch as rt\nt = rt.ones(2, 3)\nt.sum()");
+  INFO(r.traceback_text());
+  REQUIRE(r.summary->status == ExecutionStatus::ok);
+  CHECK(r.result_text() == "tensor(6.)");
+  CellRecord error = run_cell("rt.ones(2, 3) @ rt.ones(2, 3)");
+  REQUIRE(error.error);
+  CHECK(error.error->ename == "RuntimeError");
+  CHECK(error.error->evalue.find("[2, 3]") != std::string::npos);
+}
+
+TEST_CASE("display() emits display data in order with prints", "[studio][kernel]") {
+  CellRecord r = run_cell("print('a')\ndisplay(1, 'two')\nprint('b')");
+  REQUIRE(r.displays.size() == 2);
+  CHECK(r.displays[0].data.at("text/plain") == "1");
+  CHECK(r.displays[1].data.at("text/plain") == "'two'");
+  CHECK(r.order == std::vector<std::string>{"started", "stdout", "display", "display", "stdout", "finished"});
+}
+
+TEST_CASE("matplotlib figures become image/png display data and are closed", "[studio][kernel]") {
+  CellRecord r = run_cell(
+      "import matplotlib.pyplot as plt\n"
+      "fig, ax = plt.subplots(figsize=(4, 3))\n"
+      "ax.plot([1, 3, 2])\n"
+      "'drawn'");
+  INFO(r.traceback_text());
+  REQUIRE(r.summary->status == ExecutionStatus::ok);
+  REQUIRE(r.displays.size() == 1);
+  const std::string& png = r.displays[0].data.at("image/png");
+  CHECK(png.rfind("iVBORw0KGgo", 0) == 0);  // base64 of the PNG signature
+  CHECK(png.find('\n') == std::string::npos);
+  CHECK(r.displays[0].data.at("text/plain").find("Figure size") != std::string::npos);
+  CHECK(r.displays[0].metadata_json.find("\"width\"") != std::string::npos);
+  CHECK(r.order == std::vector<std::string>{"started", "result", "display", "finished"});
+  CHECK(run_cell("len(plt.get_fignums())").result_text() == "0");
+
+  // plt.show() shows at once, does not block, and the figure is not shown twice.
+  CellRecord shown = run_cell("plt.plot([1, 2])\nplt.show()\nprint('after show')");
+  CHECK(shown.displays.size() == 1);
+  CHECK(shown.order == std::vector<std::string>{"started", "display", "stdout", "finished"});
+  CHECK(run_cell("import matplotlib\nmatplotlib.get_backend()").result_text() == "'module://_rtstudio_inline'");
+}
+
+TEST_CASE("input() says the kernel has no standard input", "[studio][kernel]") {
+  CellRecord r = run_cell("input('name? ')");
+  REQUIRE(r.error);
+  CHECK(r.error->ename == "RuntimeError");
+  CHECK(r.error->evalue.find("no standard input") != std::string::npos);
+}
+
+TEST_CASE("%matplotlib inline is accepted and __name__ is __main__", "[studio][kernel]") {
+  CellRecord r = run_cell("%matplotlib inline\n__name__");
+  INFO(r.traceback_text());
+  CHECK(r.result_text() == "'__main__'");
+}
+
+TEST_CASE("a second kernel in the process is a clear error", "[studio][kernel]") {
+  test_kernel();
+  try {
+    PythonKernel second;
+    FAIL("a second PythonKernel was created");
+  } catch (const std::logic_error& e) {
+    CHECK(std::string(e.what()).find("restart()") != std::string::npos);
+  }
+}
+
+TEST_CASE("kernel states go starting -> idle -> busy -> idle", "[studio][kernel]") {
+  PythonKernel& k = test_kernel();
+  REQUIRE(k.wait_until_idle(std::chrono::seconds(60)));
+  CHECK(k.state() == KernelState::idle);
+  run_cell("1");
+  CHECK(k.wait_until_idle(std::chrono::seconds(10)));
+  const auto states = test_recorder().states();
+  REQUIRE(states.size() >= 2);
+  CHECK(states[states.size() - 2] == KernelState::busy);
+  CHECK(states.back() == KernelState::idle);
+  CHECK(std::string(to_string(KernelState::paused)) == "paused");
+}
