@@ -64,6 +64,39 @@ struct PythonKernel::Impl {
   std::unique_ptr<NamespaceInspector> inspector;
   std::thread interpreter;
 
+  // Note [Interrupt retry] (python_runtime.cpp): re-sends a SIGINT that Python has not acted on.
+  std::condition_variable watch_cv;
+  std::thread interrupt_watch;
+  bool watch_stop = false;
+  RequestId interrupt_target = 0;
+  int interrupt_retries = 0;
+
+  void send_interrupt_locked() {
+    pthread_kill(interpreter_handle, SIGINT);
+    interrupt_target = running;
+    interrupt_retries = 0;
+    watch_cv.notify_all();
+  }
+
+  void watch_interrupts() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!watch_stop) {
+      if (!interrupt_target) {
+        watch_cv.wait(lock, [&] { return watch_stop || interrupt_target != 0; });
+        continue;
+      }
+      watch_cv.wait_for(lock, std::chrono::milliseconds(250));
+      if (watch_stop || !interrupt_target) continue;
+      const InterruptCounts counts = sigint_counts();
+      if (running != interrupt_target || counts.delivered <= counts.handled || interrupt_retries >= 8) {
+        interrupt_target = 0;  // finished, or Python (or an engine op) took it, or a cell swallows SIGINT
+      } else {
+        pthread_kill(interpreter_handle, SIGINT);
+        ++interrupt_retries;
+      }
+    }
+  }
+
   // Interpreter thread only.
   std::unique_ptr<OutputCapture> capture;
   std::unique_ptr<PythonRuntime> runtime;
@@ -285,10 +318,22 @@ PythonKernel::PythonKernel(KernelOptions options) {
   });
   impl->interpreter = std::thread([impl] { impl->interpreter_main(); });
   impl->interpreter_handle = impl->interpreter.native_handle();
+  sigset_t block, previous;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, &previous);
+  impl->interrupt_watch = std::thread([impl] { impl->watch_interrupts(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 PythonKernel::~PythonKernel() {
   Impl& k = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(k.mu);
+    k.watch_stop = true;
+  }
+  k.watch_cv.notify_all();
+  k.interrupt_watch.join();
   std::unique_lock<std::mutex> lock(k.mu);
   k.stopping = true;
   for (auto& item : k.queue)
@@ -319,7 +364,7 @@ void PythonKernel::interrupt() {
   for (auto& item : impl_->queue)
     if (item.kind == WorkItem::Kind::cell) item.aborted = true;
   if (impl_->running)
-    pthread_kill(impl_->interpreter_handle, SIGINT);
+    impl_->send_interrupt_locked();
   else if (impl_->in_progress)
     impl_->abort_current = true;
 }
@@ -329,7 +374,7 @@ void PythonKernel::restart() {
   for (auto& item : impl_->queue)
     if (item.kind == WorkItem::Kind::cell) item.aborted = true;
   if (impl_->running)
-    pthread_kill(impl_->interpreter_handle, SIGINT);
+    impl_->send_interrupt_locked();
   else if (impl_->in_progress)
     impl_->abort_current = true;
   impl_->queue.push_back({WorkItem::Kind::restart, 0, {}, {}, false});

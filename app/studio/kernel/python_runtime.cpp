@@ -2,9 +2,12 @@
 
 #include "python_values.h"  // first: Python.h before the standard headers
 
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -21,6 +24,24 @@ using pyvalue::Ref;
 
 // The hooks of the live runtime. Read and written only with the GIL held, which is their lock.
 PythonRuntime::Hooks* g_hooks = nullptr;
+
+// Note [Interrupt retry]: a SIGINT that lands between Python's last signal check and a blocking call
+// (time.sleep's clock_nanosleep, select, ...) trips Python's flag but the call sleeps on. The kernel's C
+// handler counts deliveries, Python's handler (cell_runner._interrupt_handler) counts the ones it turned
+// into KeyboardInterrupt; delivered > handled for a while means the interrupt is stuck and is sent again.
+std::atomic<uint64_t> g_sigint_delivered{0};
+std::atomic<uint64_t> g_sigint_handled{0};
+void (*g_python_sigint)(int) = nullptr;
+
+void kernel_sigint(int signum) {
+  g_sigint_delivered.fetch_add(1, std::memory_order_relaxed);
+  if (g_python_sigint) g_python_sigint(signum);
+}
+
+PyObject* native_sigint_handled(PyObject*, PyObject*) {
+  g_sigint_handled.store(g_sigint_delivered.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  Py_RETURN_NONE;
+}
 
 void write_fallback(Stream stream, std::string_view text) {
   const int fd = stream == Stream::out ? 1 : 2;
@@ -66,6 +87,7 @@ PyObject* native_display(PyObject*, PyObject* args) {
 PyMethodDef g_native_methods[] = {
     {"write", native_write, METH_VARARGS, "write(stream, text): stream 0 is stdout, 1 stderr"},
     {"display", native_display, METH_VARARGS, "display(data, metadata_json): display data for the running cell"},
+    {"sigint_handled", native_sigint_handled, METH_NOARGS, "Python's SIGINT handler ran (Note [Interrupt retry])"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_native_module = {PyModuleDef_HEAD_INIT, "_rtstudio_native",
@@ -101,6 +123,10 @@ PyObject* load_module(const EmbeddedPythonModule& m) {
 
 }  // namespace
 
+InterruptCounts sigint_counts() {
+  return {g_sigint_delivered.load(std::memory_order_relaxed), g_sigint_handled.load(std::memory_order_relaxed)};
+}
+
 PythonRuntime::PythonRuntime(const KernelOptions& options, Hooks hooks) {
   if (Py_IsInitialized()) throw KernelStartupError("CPython is already initialised in this process");
   ::setenv("MPLBACKEND", "Agg", 1);  // subprocesses too; in-process pyplot gets the inline backend
@@ -132,7 +158,19 @@ PythonRuntime::PythonRuntime(const KernelOptions& options, Hooks hooks) {
   if (!runner_) throw_python("loading the cell runner");
   Ref installed(PyObject_CallMethod(runner_, "install", "n", static_cast<Py_ssize_t>(dirs.size())));
   if (!installed) throw_python("installing the kernel's streams");
+  // Python's C handler wrapped by kernel_sigint, re-installed before each cell (discard_pending_interrupt).
+  sigaction(SIGINT, nullptr, &python_sigint_);
+  if (!(python_sigint_.sa_flags & SA_SIGINFO) && python_sigint_.sa_handler != SIG_DFL &&
+      python_sigint_.sa_handler != SIG_IGN) {
+    g_python_sigint = python_sigint_.sa_handler;
+    python_sigint_.sa_handler = &kernel_sigint;
+    sigaction(SIGINT, &python_sigint_, nullptr);
+  }
   g_hooks = new Hooks(std::move(hooks));
+  // A forked child (multiprocessing, DataLoader workers) has no kernel threads: its prints go straight
+  // to fd 1/2, which are the parent's pipes, so they still show under the running cell.
+  static const int registered = pthread_atfork(nullptr, nullptr, [] { g_hooks = nullptr; });
+  (void)registered;
 }
 
 PythonRuntime::~PythonRuntime() {
@@ -180,6 +218,12 @@ void PythonRuntime::reset() {
 }
 
 void PythonRuntime::discard_pending_interrupt() {
+  // Something else (a test framework, a GUI toolkit, a cell's own signal.signal) may have replaced the
+  // process's SIGINT action: the kernel's interrupt needs Python's. Called between cells only, so the
+  // extension's LongCall handler (engine/python/src/interrupt.cpp) is never active here.
+  struct sigaction current {};
+  sigaction(SIGINT, nullptr, &current);
+  if (current.sa_handler != python_sigint_.sa_handler) sigaction(SIGINT, &python_sigint_, nullptr);
   sched_yield();  // a system call: a SIGINT already sent to this thread is handled on the way back
   if (PyErr_CheckSignals() != 0) PyErr_Clear();
   rt::clear_cancel();

@@ -15,6 +15,8 @@
 struct _object;
 using PyObject = _object;  // CPython's object type, without including Python.h in this header
 #endif
+#include <csignal>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -35,6 +37,14 @@ struct CellOutcome {
   std::optional<DisplayData> result;    // the last expression's value (not None, not suppressed)
   std::optional<ExecutionError> error;  // what the cell raised
 };
+
+// SIGINTs the kernel's handler saw, and how many of them Python's handler has turned into KeyboardInterrupt
+// (Note [Interrupt retry] in python_runtime.cpp). Async-signal-safe counters; callable from any thread.
+struct InterruptCounts {
+  uint64_t delivered = 0;
+  uint64_t handled = 0;
+};
+InterruptCounts sigint_counts();
 
 class PythonRuntime {
  public:
@@ -57,6 +67,7 @@ class PythonRuntime {
 
  private:
   _object* runner_ = nullptr;  // the _rtstudio_cell_runner module (strong reference)
+  struct sigaction python_sigint_ {};  // Python's SIGINT action, installed by cell_runner.install()
 };
 
 }  // namespace rt::studio

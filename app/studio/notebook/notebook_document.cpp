@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <stdexcept>
 #include <variant>
 
@@ -211,15 +212,13 @@ std::size_t NotebookDocument::insert_cell(std::size_t index, CellType type, std:
 std::size_t NotebookDocument::delete_cells(std::vector<std::size_t> indices) {
   std::sort(indices.begin(), indices.end());
   indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
-  if (indices.empty()) return cell_count() == 0 ? 0 : std::min<std::size_t>(0, cell_count() - 1);
+  if (indices.empty()) return 0;
   for (std::size_t i : indices) check_index(i, cell_count(), "delete_cells");
   History::Edit edit;
   for (auto it = indices.rbegin(); it != indices.rend(); ++it) edit.steps.push_back(History::Replace{*it, {Cell{}}, {}});
   const bool deletes_all = indices.size() == cell_count();
-  if (deletes_all) {
-    Notebook ids = notebook_;  // the fresh cell's id must not clash with the cells that undo brings back
-    edit.steps.push_back(History::Replace{0, {}, {Cell::new_code(ids)}});
-  }
+  if (deletes_all)  // made while the deleted cells are still there, so its id never clashes with them after undo
+    edit.steps.push_back(History::Replace{0, {}, {Cell::new_code(notebook_)}});
   edit.select_after_undo = indices.front();
   const std::size_t remaining = deletes_all ? 1 : cell_count() - indices.size();
   edit.select_after_redo = std::min(indices.front(), remaining - 1);
@@ -359,12 +358,13 @@ std::size_t NotebookDocument::paste_cells(std::size_t index, const std::vector<C
     throw std::out_of_range(fmt::format("paste_cells: position {} is past the end (the notebook has {} cells)", index,
                                         cell_count()));
   if (cells.empty()) return index;
-  Notebook ids = notebook_;  // fresh ids unique against the notebook and the other pasted cells
   std::vector<Cell> pasted;
+  std::set<std::string> pasted_ids;  // fresh ids, unique against the notebook and each other
   for (const Cell& c : cells) {
     Cell copy = c;
-    copy.id = new_cell_id(ids);
-    ids.cells.push_back(copy);
+    do copy.id = new_cell_id(notebook_);
+    while (pasted_ids.count(copy.id));
+    pasted_ids.insert(copy.id);
     pasted.push_back(std::move(copy));
   }
   History::Edit edit;

@@ -22,7 +22,7 @@ nlohmann::json make_stream_output(std::string_view name, std::string text) {
   return {{"output_type", "stream"}, {"name", to_valid_utf8(name)}, {"text", to_valid_utf8(text)}};
 }
 
-nlohmann::json make_display_data(MimeBundle data, nlohmann::json metadata) {
+nlohmann::json make_display_data(OutputData data, nlohmann::json metadata) {
   repair_strings(data);
   repair_strings(metadata);
   if (!data.is_object()) data = nlohmann::json::object();
@@ -30,7 +30,7 @@ nlohmann::json make_display_data(MimeBundle data, nlohmann::json metadata) {
   return {{"output_type", "display_data"}, {"data", std::move(data)}, {"metadata", std::move(metadata)}};
 }
 
-nlohmann::json make_execute_result(std::int64_t execution_count, MimeBundle data, nlohmann::json metadata) {
+nlohmann::json make_execute_result(std::int64_t execution_count, OutputData data, nlohmann::json metadata) {
   nlohmann::json out = make_display_data(std::move(data), std::move(metadata));
   out["output_type"] = "execute_result";
   out["execution_count"] = execution_count;

@@ -15,8 +15,9 @@
 //   }
 //
 // Contracts:
-// - A MimeBundle maps a MIME type to its value: a joined std::string for text/* and base64 images (as
-//   nbformat holds them in memory), or any json for application/json and application/*+json.
+// - OutputData (nbformat "data") maps a MIME type to its value: a joined std::string for text/* and base64
+//   images (as nbformat holds them in memory), or any json for application/json and application/*+json. (The
+//   kernel's python_kernel.h has its own MimeBundle, type -> text; runner/cell_output_builder.h converts.)
 // - make_* fill every key nbformat 4.5's schema requires ("metadata": {} included), so the result validates.
 // - Traceback lines are kept as given (they may hold ANSI colour escapes, as IPython's do).
 // - Readers never throw on a malformed output: they return std::nullopt / empty / OutputKind::unknown.
@@ -31,14 +32,14 @@
 
 namespace rt::studio {
 
-using MimeBundle = nlohmann::json;  // a json object: {"text/plain": "...", "image/png": "iVBOR...", ...}
+using OutputData = nlohmann::json;  // a json object: {"text/plain": "...", "image/png": "iVBOR...", ...}
 
 enum class OutputKind { stream, display_data, execute_result, error, unknown };
 
 // `name` is "stdout" or "stderr".
 nlohmann::json make_stream_output(std::string_view name, std::string text);
-nlohmann::json make_display_data(MimeBundle data, nlohmann::json metadata = nlohmann::json::object());
-nlohmann::json make_execute_result(std::int64_t execution_count, MimeBundle data,
+nlohmann::json make_display_data(OutputData data, nlohmann::json metadata = nlohmann::json::object());
+nlohmann::json make_execute_result(std::int64_t execution_count, OutputData data,
                                    nlohmann::json metadata = nlohmann::json::object());
 nlohmann::json make_error_output(std::string ename, std::string evalue, std::vector<std::string> traceback);
 

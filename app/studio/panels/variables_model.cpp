@@ -107,8 +107,8 @@ QString VariablesModel::display_text(const VariableInfo& v, int column) const {
     case size_column: return format_bytes(v.bytes);
     case value_column:
       if (const TensorStats* s = stats(v.name)) return format_stats(*s);
-      if (v.kind == VariableKind::module && v.parameter_count >= 0)
-        return QObject::tr("%L1 parameters").arg(v.parameter_count);
+      if (v.kind == VariableKind::module && v.parameter_count > 0)
+        return QObject::tr("%L1 params").arg(v.parameter_count);
       return qs(v.value);
   }
   return {};

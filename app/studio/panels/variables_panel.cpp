@@ -73,7 +73,6 @@ VariablesWidget::VariablesWidget(KernelClient* kernel, QWidget* parent)
   connect(kernel_, &KernelClient::variablesReady, this, &VariablesWidget::apply);
   connect(kernel_, &KernelClient::tensorStatsReady, this, [this](const TensorStats& stats) {
     model_.set_stats(stats);
-    table_->resizeColumnToContents(VariablesModel::value_column);
   });
   connect(kernel_, &KernelClient::started, this, [this] {
     model_.clear_stats();
@@ -110,7 +109,13 @@ void VariablesWidget::refresh() {
 void VariablesWidget::apply(const VariablesSnapshot& snapshot) {
   request_pending_ = false;
   const QString selected = selected_name();
-  const bool first = snapshots_received_ == 0 || model_.rowCount() == 0;
+  const int rows_before = model_.rowCount();
+  const bool names_change = !snapshot.error.empty() ? false : [&] {
+    if (static_cast<std::size_t>(rows_before) != snapshot.variables.size()) return true;
+    for (int r = 0; r < rows_before; ++r)
+      if (model_.variable(r)->name != snapshot.variables[r].name) return true;
+    return false;
+  }();
   model_.set_snapshot(snapshot);
   ++snapshots_received_;
   if (!selected.isEmpty() && selected_name() != selected) {
@@ -122,12 +127,16 @@ void VariablesWidget::apply(const VariablesSnapshot& snapshot) {
       }
     }
   }
-  if (first && model_.rowCount() > 0) {
-    table_->resizeColumnsToContents();
-    table_->horizontalHeader()->setStretchLastSection(true);
-  }
+  if (names_change && model_.rowCount() > 0) fit_columns();
   update_status();
   emit snapshotApplied(snapshot);
+}
+
+void VariablesWidget::fit_columns() {
+  table_->resizeColumnsToContents();
+  const int cap = table_->fontMetrics().horizontalAdvance(QStringLiteral("M")) * 16;
+  for (int column = 0; column < VariablesModel::value_column; ++column)
+    if (table_->columnWidth(column) > cap) table_->setColumnWidth(column, cap);
 }
 
 void VariablesWidget::compute_stats(const QString& name) { kernel_->requestTensorStats(name); }
@@ -172,7 +181,7 @@ void VariablesWidget::update_status() {
   } else if (model_.rowCount() == 0) {
     text = tr("No variables yet: run a cell");
   } else {
-    text = tr("%n variable(s)", nullptr, model_.rowCount());
+    text = model_.rowCount() == 1 ? tr("1 variable") : tr("%1 variables").arg(model_.rowCount());
     if (model_.snapshot().cell_running)
       text += tr(" · cell [%1] running").arg(model_.snapshot().execution_count);
     text += tr(" · updated %1").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss")));

@@ -57,6 +57,7 @@ class VariablesWidget : public QWidget {
 
  private:
   void apply(const VariablesSnapshot& snapshot);
+  void fit_columns();
   void compute_stats_for_selection();
   void show_context_menu(const QPoint& pos);
   QString selected_name() const;

@@ -98,7 +98,7 @@ void MainWindow::create_panels(const PanelRegistry& panels) {
   std::vector<QDockWidget*> right;
   std::vector<int> widths;
   for (QDockWidget* dock : docks_)
-    if (dockWidgetArea(dock) == Qt::RightDockWidgetArea) right.push_back(dock), widths.push_back(440);
+    if (dockWidgetArea(dock) == Qt::RightDockWidgetArea) right.push_back(dock), widths.push_back(560);
   if (!right.empty()) resizeDocks({right.begin(), right.end()}, {widths.begin(), widths.end()}, Qt::Horizontal);
 }
 
@@ -184,8 +184,9 @@ void MainWindow::create_actions() {
   add_cell_command(edit, "actionDeleteCells", CellCommand::DeleteSelected);
   edit->addSeparator();
   add_cell_command(edit, "actionInsertAbove", CellCommand::InsertAbove);
-  add_cell_command(edit, "actionInsertBelow", CellCommand::InsertBelow)
-      ->setIcon(s->standardIcon(QStyle::SP_FileDialogNewFolder));
+  QAction* insert_below = add_cell_command(edit, "actionInsertBelow", CellCommand::InsertBelow);
+  insert_below->setIcon(s->standardIcon(QStyle::SP_FileDialogNewFolder));
+  insert_below->setIconText(tr("Add Cell"));
   add_cell_command(edit, "actionSplitCell", CellCommand::SplitAtCursor);
   add_cell_command(edit, "actionMergeCells", CellCommand::MergeSelected);
   add_cell_command(edit, "actionMoveUp", CellCommand::MoveUp);
@@ -359,7 +360,9 @@ bool MainWindow::open_file(const QString& path) {
   const std::size_t cells = opened->cell_count();
   show_document(std::make_unique<NotebookDocument>(std::move(*opened)));
   recent_.add(absolute);
-  statusBar()->showMessage(tr("Opened %1 (%n cell(s))", nullptr, static_cast<int>(cells)).arg(absolute), kMessageMs);
+  statusBar()->showMessage(cells == 1 ? tr("Opened %1 (1 cell)").arg(absolute)
+                                      : tr("Opened %1 (%2 cells)").arg(absolute, QString::number(cells)),
+                           kMessageMs);
   return true;
 }
 

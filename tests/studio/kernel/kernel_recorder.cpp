@@ -109,7 +109,7 @@ PythonKernel& test_kernel() {
   if (!kernel) {
     KernelOptions options;
     options.python_paths = {RT_TEST_PYTHON_DIR};
-    options.echo_output = false;
+    options.echo_output = true;  // the test runner's own output goes through fd 1/2 too
     kernel = std::make_unique<PythonKernel>(options);
     kernel->add_listener(&test_recorder());
   }

@@ -64,7 +64,7 @@ class KernelRecorder : public KernelListener {
   std::vector<KernelState> states_;
 };
 
-PythonKernel& test_kernel();     // created with the build's python dir, no echo; recorder attached
+PythonKernel& test_kernel();     // created with the build's python dir, echo on (the test runner writes to fd 1 too); recorder attached
 KernelRecorder& test_recorder();
 void shut_down_test_kernel();  // main() calls it after the tests: the destructor runs in every binary
 CellRecord run_cell(const std::string& code, const std::string& label = {});

@@ -1,6 +1,8 @@
 // Catch2 main for the kernel tests: runs the selected tests, then destroys the kernel (a clean stop:
 // interrupt, join, fds restored) so every test process also exercises PythonKernel's destructor.
 #define CATCH_CONFIG_RUNNER
+// Catch2's own SIGINT handler stays on: the kernel must put Python's back before each cell
+// (PythonRuntime::discard_pending_interrupt), so the interrupt tests also cover a host that installed one.
 #include <catch2/catch.hpp>
 
 #include "kernel_recorder.h"

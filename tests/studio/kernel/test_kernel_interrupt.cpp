@@ -67,7 +67,7 @@ TEST_CASE("interrupt stops a long engine op and the engine stays usable", "[stud
   CHECK(after.result_text() == "[2.0, 2.0, 2.0]");  // no cancellation left over for later ops
 }
 
-TEST_CASE("interrupt aborts queued cells; later cells run", "[studio][kernel]") {
+TEST_CASE("interrupt aborts queued cells and later cells run", "[studio][kernel]") {
   PythonKernel& k = test_kernel();
   const RequestId running = k.execute("import time\nprint('ready')\ntime.sleep(100)");
   const RequestId queued1 = k.execute("print('must not run')");
@@ -80,6 +80,16 @@ TEST_CASE("interrupt aborts queued cells; later cells run", "[studio][kernel]") 
   CellRecord a = test_recorder().wait_finished(queued1);
   CellRecord b = test_recorder().wait_finished(queued2);
   CellRecord c = test_recorder().wait_finished(later);
+  auto joined = [](const CellRecord& x) {
+    std::string out;
+    for (const auto& o : x.order) out += o + " ";
+    return out + "| " + x.stdout_text + x.traceback_text();
+  };
+  INFO("running: " << joined(r) << "\nqueued1: " << joined(a) << "\nqueued2: " << joined(b) << "\nlater: " << joined(c));
+  REQUIRE(r.summary);
+  REQUIRE(a.summary);
+  REQUIRE(b.summary);
+  REQUIRE(c.summary);
   CHECK(r.summary->status == ExecutionStatus::error);
   CHECK(a.summary->status == ExecutionStatus::aborted);
   CHECK(b.summary->status == ExecutionStatus::aborted);
@@ -88,6 +98,47 @@ TEST_CASE("interrupt aborts queued cells; later cells run", "[studio][kernel]") 
   CHECK(c.summary->status == ExecutionStatus::ok);
   CHECK(c.stdout_text == "later runs\n");
   CHECK(run_cell("'x' in globals()").result_text() == "False");
+}
+
+TEST_CASE("an interrupt that lands just before a blocking call is not lost", "[studio][kernel]") {
+  // SIGINT between Python's last signal check and clock_nanosleep would leave the sleep running for 100 s;
+  // the kernel re-sends it (Note [Interrupt retry] in python_runtime.cpp).
+  PythonKernel& k = test_kernel();
+  REQUIRE(run_cell("import time").summary);
+  for (int i = 0; i < 10; ++i) {
+    const RequestId id = k.execute("print('ready')\ntime.sleep(100)");
+    REQUIRE(test_recorder().wait_stdout(id, "ready"));
+    const auto t0 = Clock::now();
+    k.interrupt();  // at once: often lands inside print() or right before the sleep starts
+    CellRecord r = test_recorder().wait_finished(id, std::chrono::seconds(20));
+    INFO("attempt " << i);
+    REQUIRE(r.summary);
+    CHECK(seconds_since(t0) < 5.0);
+    REQUIRE(r.error);
+    CHECK(r.error->ename == "KeyboardInterrupt");
+    INFO(r.traceback_text());
+    CHECK(r.traceback_text().find("cell_runner") == std::string::npos);  // no kernel frames
+  }
+}
+
+TEST_CASE("a cell that catches KeyboardInterrupt finishes its cleanup undisturbed", "[studio][kernel]") {
+  PythonKernel& k = test_kernel();
+  const RequestId id = k.execute(
+      "import time\n"
+      "try:\n"
+      "    print('ready')\n"
+      "    time.sleep(100)\n"
+      "except KeyboardInterrupt:\n"
+      "    time.sleep(1.0)  # cleanup longer than the retry interval\n"
+      "    print('cleaned up')\n");
+  REQUIRE(test_recorder().wait_stdout(id, "ready"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  k.interrupt();
+  CellRecord r = test_recorder().wait_finished(id, std::chrono::seconds(20));
+  INFO(r.traceback_text());
+  REQUIRE(r.summary);
+  CHECK(r.summary->status == ExecutionStatus::ok);
+  CHECK(r.stdout_text == "ready\ncleaned up\n");
 }
 
 TEST_CASE("an interrupt while idle does not hit the next cell", "[studio][kernel]") {

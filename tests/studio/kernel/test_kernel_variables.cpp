@@ -36,7 +36,7 @@ const VariableInfo* find(const VariablesSnapshot& s, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a snapshot lists tensors, modules, arrays, scalars and text", "[studio][kernel]") {
+TEST_CASE("a snapshot lists tensors and modules and arrays and scalars and text", "[studio][kernel]") {
   CellRecord r = run_cell(
       "import rustytorch as rt, numpy as np, math\n"
       "from rustytorch import nn\n"
@@ -142,7 +142,7 @@ TEST_CASE("a snapshot is answered during a long engine op (GIL released)", "[stu
   CHECK(test_recorder().wait_finished(id).summary->status == ExecutionStatus::error);
 }
 
-TEST_CASE("tensor stats: min, max, mean and NaN/Inf counts on demand", "[studio][kernel]") {
+TEST_CASE("tensor stats give min max mean and NaN and Inf counts on demand", "[studio][kernel]") {
   CellRecord r = run_cell(
       "import rustytorch as rt, numpy as np\n"
       "t = rt.tensor([[1.0, -2.0, float('nan')], [4.0, float('inf'), 0.5]], requires_grad=True)\n"

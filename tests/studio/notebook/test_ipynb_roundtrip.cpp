@@ -57,7 +57,7 @@ TEST_CASE("python_float_repr matches Python's repr for tricky doubles", "[studio
                                       9007199254740993.0, 0.3333333333333333, 100.0, 1234.5, 9.999999999999999e15,
                                       0.00012345, 0.000012345, 4.35, 1e100, -2.2250738585072014e-308};
   std::string args = "-c \"import sys; print('\\n'.join(repr(float(v)) for v in sys.argv[1:]))\"";
-  for (double v : values) args += " " + python_float_repr(v);  // Python parses our text back ...
+  for (double v : values) args.append(" ").append(python_float_repr(v));  // Python parses our text back ...
   std::string output;
   REQUIRE(rt::studio::test::run_python(args, output) == 0);
   std::vector<std::string> lines;
@@ -272,7 +272,7 @@ TEST_CASE("notebooks we build and write pass nbformat.validate and equal nbforma
   }
 
   std::string args = (rt::studio::test::test_source_dir() / "nbformat_check.py").string();
-  for (const auto& f : files) args += " " + f.string();
+  for (const auto& f : files) args.append(" ").append(f.string());
   std::string output;
   const int rc = rt::studio::test::run_python(args, output);
   INFO(output);

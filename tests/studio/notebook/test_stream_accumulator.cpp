@@ -32,7 +32,7 @@ TEST_CASE("carriage return overwrites the line like a terminal", "[studio][strea
   std::vector<nlohmann::json> outputs;
   StreamAccumulator acc;
   acc.append(outputs, "stdout", "epoch 1\n");
-  for (int p = 0; p <= 100; p += 10) acc.append(outputs, "stdout", "\r" + std::to_string(p) + "%");
+  for (int p = 0; p <= 100; p += 10) acc.append(outputs, "stdout", std::string("\r").append(std::to_string(p)).append("%"));
   CHECK(text_of(outputs, 0) == "epoch 1\n100%");
   acc.append(outputs, "stdout", "\rab");  // shorter: the rest of the old line stays
   CHECK(text_of(outputs, 0) == "epoch 1\nab0%");
@@ -41,8 +41,8 @@ TEST_CASE("carriage return overwrites the line like a terminal", "[studio][strea
   CHECK(text_of(outputs, 0) == "epoch 1\nab0%\nx\ny\n");
   acc.append(outputs, "stdout", "50%|#####     |\r");  // a '\r' at the end waits for the next chunk
   acc.append(outputs, "stdout", "60%|######    |\r");
-  acc.append(outputs, "stdout", "done          \n");
-  CHECK(text_of(outputs, 0) == "epoch 1\nab0%\nx\ny\ndone          \n");
+  acc.append(outputs, "stdout", "done         \n");  // shorter than the bar: its last " |" stays, as in a terminal
+  CHECK(text_of(outputs, 0) == "epoch 1\nab0%\nx\ny\ndone          |\n");
   acc.append(outputs, "stdout", "héllo\rH");  // overwrite counts characters, not bytes
   CHECK(text_of(outputs, 0).ends_with("\nHéllo"));
   acc.append(outputs, "stdout", "\r\xc3\xa9\xc3\xa9");
@@ -72,7 +72,7 @@ TEST_CASE("the size cap truncates with a marker that counts dropped bytes", "[st
 TEST_CASE("a progress bar never reaches the cap", "[studio][stream]") {
   std::vector<nlohmann::json> outputs;
   StreamAccumulator acc({.max_text_bytes = 1000});
-  for (int i = 0; i < 10000; ++i) acc.append(outputs, "stderr", "\r" + std::to_string(i) + "/10000 [=====>    ]");
+  for (int i = 0; i < 10000; ++i) acc.append(outputs, "stderr", std::string("\r").append(std::to_string(i)).append("/10000 [=====>    ]"));
   CHECK(!acc.truncated());
   CHECK(text_of(outputs, 0) == "9999/10000 [=====>    ]");
 }

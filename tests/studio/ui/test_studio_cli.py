@@ -78,6 +78,8 @@ def test_execute_fails_on_an_error_unless_allowed(tmp_path):
     r = run(["--execute", str(src), "--output", str(out)])
     assert r.returncode == 1, r.stdout + r.stderr
     assert "ZeroDivisionError" in r.stderr
+    cells = code_cells(out)  # written anyway, so the traceback can be read; the run stopped at the error
+    assert cells[1].outputs[-1].ename == "ZeroDivisionError" and cells[2].execution_count is None
     r = run(["--execute", str(src), "--output", str(out), "--allow-errors"])
     assert r.returncode == 0, r.stdout + r.stderr
     cells = code_cells(out)
@@ -87,6 +89,15 @@ def test_execute_fails_on_an_error_unless_allowed(tmp_path):
     assert cells[2].execution_count is not None  # kept going after the error
 
 
+def test_execute_of_a_file_that_is_not_a_notebook_exits_2(tmp_path):
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{ not json")
+    r = run(["--execute", str(bad), "--output", str(tmp_path / "out.ipynb")])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "bad.ipynb" in r.stderr
+    assert not (tmp_path / "out.ipynb").exists()
+
+
 def test_execute_timeout_interrupts_a_stuck_cell(tmp_path):
     src = write_notebook(tmp_path / "slow.ipynb", "import time\ntime.sleep(60)", "done = True")
     out = tmp_path / "out.ipynb"
@@ -94,8 +105,10 @@ def test_execute_timeout_interrupts_a_stuck_cell(tmp_path):
     r = run(["--execute", str(src), "--output", str(out), "--timeout", "1"])
     elapsed = time.monotonic() - start
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "timeout" in (r.stdout + r.stderr).lower()
+    assert "timed out" in r.stdout + r.stderr
     assert elapsed < 30, elapsed
+    cells = code_cells(out)  # written anyway, with the interrupted cell's error
+    assert any(o.output_type == "error" for o in cells[0].outputs)
 
 
 def test_execute_the_quickstart(tmp_path):

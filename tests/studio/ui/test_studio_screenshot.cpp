@@ -5,6 +5,8 @@
 #include <QDir>
 #include <QFile>
 #include <QPixmap>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QtTest>
 
 #include <memory>
@@ -68,10 +70,13 @@ class StudioScreenshotTest : public QObject {
     auto* variables = qobject_cast<VariablesWidget*>(w.panel_widget("variables"));
     QVERIFY(variables);
     QVERIFY(wait_until([&] { return variables->model().rowCount() >= 8; }, 10000));
-    // Show the training output and the plot.
-    w.view()->selectCell(plot_cell);
+    // Show the plot at the end of the notebook.
+    w.view()->selectCell(w.view()->cellCount() - 1);
     w.view()->flushOutputs();
-    QTest::qWait(500);
+    QTest::qWait(300);
+    for (QScrollArea* area : w.view()->findChildren<QScrollArea*>())
+      area->verticalScrollBar()->setValue(area->verticalScrollBar()->maximum());
+    QTest::qWait(300);
 
     const QString artifacts = build_dir() + "/test-artifacts";
     QDir().mkpath(artifacts);

@@ -268,7 +268,10 @@ def _strip_kernel_frames(tb):
 def _format_error(error):
     import traceback
     error.__traceback__ = _strip_kernel_frames(error.__traceback__)
-    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    report = traceback.TracebackException(type(error), error, error.__traceback__)
+    # The kernel's own frames (the SIGINT handler on top of an interrupted cell) are not the user's code.
+    report.stack = traceback.StackSummary.from_list([f for f in report.stack if f.filename != _THIS_FILE])
+    text = "".join(report.format())
     lines = text.rstrip("\n").split("\n")
     return (type(error).__name__, str(error), lines)
 
@@ -293,6 +296,8 @@ def run_cell(source, filename):
         body = compile(tree, filename, "exec")
         tail = compile(last, filename, "eval") if last is not None else None
     except BaseException as error:  # SyntaxError, ValueError (null bytes), RecursionError, KeyboardInterrupt
+        if isinstance(error, SyntaxError):
+            error.__traceback__ = None  # the cell's line and caret, not the parser's frames
         return None, _format_error(error)
     try:
         exec(body, namespace)
@@ -336,10 +341,21 @@ def install(package_dir_count):
     sys.stdin = NoInput()
     sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
     sys.argv = [""]
+    # Python installs its SIGINT handler at startup only where none was installed; the host (Qt, a test
+    # framework) may have had one. Interrupt needs Python's: Note [Kernel interrupt].
+    import signal
+    signal.signal(signal.SIGINT, _interrupt_handler)
     builtins.display = display
     _install_inline_backend()
     sys.displayhook = _displayhook
     _fresh_main()
+
+
+def _interrupt_handler(signum, frame):
+    """SIGINT: KeyboardInterrupt, as Python's default handler; tells the kernel it arrived (Note
+    [Interrupt retry] in python_runtime.cpp)."""
+    _native.sigint_handled()
+    raise KeyboardInterrupt
 
 
 def _displayhook(value):

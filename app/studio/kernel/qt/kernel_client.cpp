@@ -90,8 +90,16 @@ struct KernelClient::Relay : KernelListener {
   bool closed = false;
 };
 
+constexpr std::chrono::milliseconds kMinDrainInterval{16};
+
 KernelClient::KernelClient(KernelOptions options, QObject* parent) : QObject(parent) {
   register_types();
+  throttle_ = new QTimer(this);
+  throttle_->setSingleShot(true);
+  connect(throttle_, &QTimer::timeout, this, [this] {
+    last_drain_ = {};
+    drain();
+  });
   relay_ = std::make_unique<Relay>(this);
   kernel_ = std::make_unique<PythonKernel>(std::move(options));
   kernel_->add_listener(relay_.get());
@@ -103,6 +111,14 @@ KernelClient::~KernelClient() {
 }
 
 void KernelClient::drain() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_drain_ < kMinDrainInterval) {
+    if (!throttle_->isActive())
+      throttle_->start(std::chrono::duration_cast<std::chrono::milliseconds>(kMinDrainInterval - (now - last_drain_)) +
+                       std::chrono::milliseconds(1));
+    return;  // the relay keeps collecting (and merging) until the timer drains
+  }
+  last_drain_ = now;
   for (Event& event : relay_->take()) {
     std::visit(
         [this](auto& e) {

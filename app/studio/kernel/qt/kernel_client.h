@@ -13,16 +13,20 @@
 // Contracts:
 // - Signals for one request come in the order of Note [Kernel output order] (python_kernel.h):
 //   started, then streamOutput/displayData/executeResult/executeError as they happened, finished last.
-// - Consecutive stream chunks of the same request and stream are merged while the GUI thread is busy
-//   (one streamOutput per event-loop turn instead of one per write), so an output flood costs the GUI
-//   one signal per batch; nothing is dropped (size caps belong to the notebook model).
+// - Signals go out in batches at most every 16 ms (60 Hz); within a batch, consecutive stream chunks of
+//   the same request and stream are merged into one streamOutput, so an output flood costs the GUI about
+//   one signal per frame, however many writes the cell makes. Nothing is dropped (size caps belong to the
+//   notebook model). A batch waits at most 16 ms.
 // - Requests sent from a kernel thread after the client is destroyed are dropped: destruction stops the
 //   kernel (PythonKernel's destructor) first.
 // - Like PythonKernel, only one KernelClient (or PythonKernel) per process.
 #pragma once
 
 #include <QObject>
+#include <QTimer>
 #include <QString>
+
+#include <chrono>
 
 #include <memory>
 
@@ -64,7 +68,9 @@ class KernelClient : public QObject {
   struct Relay;
   std::unique_ptr<Relay> relay_;  // listener on kernel threads; posts into this object's thread
   std::unique_ptr<PythonKernel> kernel_;
-  void drain();  // GUI thread: emits everything the relay queued
+  QTimer* throttle_ = nullptr;    // spaces drains kMinDrainInterval apart
+  std::chrono::steady_clock::time_point last_drain_{};
+  void drain();  // GUI thread: emits everything the relay queued (or schedules that, see throttle_)
 };
 
 }  // namespace rt::studio
