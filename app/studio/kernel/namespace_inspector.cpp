@@ -111,7 +111,6 @@ void NamespaceInspector::request_variables(std::function<void(VariablesSnapshot)
 }
 
 void NamespaceInspector::request_tensor_stats(std::string name, std::function<void(TensorStats)> done) {
-  if (name.empty()) name = " ";  // never mistaken for a snapshot request; reported as unknown below
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending_.push_back({std::move(name), {}, std::move(done)});

@@ -40,7 +40,7 @@ class NamespaceInspector {
 
  private:
   struct Request {
-    std::string stats_of;  // empty: a variables snapshot
+    std::string stats_of;  // the variable, for a tensor-stats request (variables_done is empty then)
     std::function<void(VariablesSnapshot)> variables_done;
     std::function<void(TensorStats)> stats_done;
   };

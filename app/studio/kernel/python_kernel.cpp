@@ -70,11 +70,13 @@ struct PythonKernel::Impl {
   bool watch_stop = false;
   RequestId interrupt_target = 0;
   int interrupt_retries = 0;
+  Clock::time_point interrupt_sent_at{};
 
   void send_interrupt_locked() {
     pthread_kill(interpreter_handle, SIGINT);
     interrupt_target = running;
     interrupt_retries = 0;
+    interrupt_sent_at = Clock::now();
     watch_cv.notify_all();
   }
 
@@ -85,14 +87,18 @@ struct PythonKernel::Impl {
         watch_cv.wait(lock, [&] { return watch_stop || interrupt_target != 0; });
         continue;
       }
-      watch_cv.wait_for(lock, std::chrono::milliseconds(250));
-      if (watch_stop || !interrupt_target) continue;
+      const auto due = interrupt_sent_at + std::chrono::milliseconds(250);
+      if (Clock::now() < due) {
+        watch_cv.wait_until(lock, due);
+        continue;  // re-evaluate: a new interrupt() may have moved the deadline
+      }
       const InterruptCounts counts = sigint_counts();
       if (running != interrupt_target || counts.delivered <= counts.handled || interrupt_retries >= 8) {
         interrupt_target = 0;  // finished, or Python (or an engine op) took it, or a cell swallows SIGINT
       } else {
         pthread_kill(interpreter_handle, SIGINT);
         ++interrupt_retries;
+        interrupt_sent_at = Clock::now();
       }
     }
   }

@@ -2,17 +2,18 @@
 // interpreter thread, running notebook cells from a queue (DESIGN §3 "Studio threads"). Qt-free; the Qt
 // wrapper that re-emits everything as signals on the GUI thread is qt/kernel_client.h.
 //
-//   struct Printer : rt::studio::KernelListener {
+//   using namespace rt::studio;
+//   struct Printer : KernelListener {
 //     void on_stream(RequestId id, Stream s, const std::string& text) override { fmt::print("{}", text); }
 //     void on_finished(const ExecutionSummary& s) override { /* s.status, s.execution_count, s.seconds */ }
 //   } printer;
-//   rt::studio::PythonKernel kernel;              // one per process; starts the interpreter thread
+//   PythonKernel kernel;                          // one per process; starts the interpreter thread
 //   kernel.add_listener(&printer);
 //   auto id = kernel.execute("import rustytorch as rt\nx = rt.ones(2, 3)\nx.sum()", "1");
 //   // -> on_started(id, 1), on_result(id, 1, {"text/plain": "tensor(6.)"}), on_finished({id, ok, 1, ...})
 //   kernel.interrupt();                            // stops the running cell, aborts the queued ones
 //   kernel.restart();                              // fresh namespace and engine state, same interpreter
-//   kernel.request_variables([](rt::studio::VariablesSnapshot s) { /* on a kernel worker thread */ });
+//   kernel.request_variables([](VariablesSnapshot s) { /* on the kernel's inspector thread */ });
 //
 // Note [Kernel threads]
 // - The interpreter thread initialises CPython (so it is Python's main thread: it receives SIGINT and
@@ -52,13 +53,23 @@
 // - Every executed cell (ok or error) consumes an execution count; aborted cells (cancelled while queued,
 //   or a kernel that failed to start) get none and receive only on_finished(status aborted / error).
 // - `input()` raises a RuntimeError saying the studio kernel has no standard input.
+// - `%matplotlib ...` lines are accepted and do nothing (figures are always inline); other IPython magics
+//   and `!shell` lines are SyntaxErrors.
+// - sys.path: the python_paths first, then '' (the working directory), then the usual entries.
+// - Forked children (multiprocessing, DataLoader workers) write straight to fd 1/2, so with
+//   capture_fd_output their output shows under the running cell too.
 //
 // Note [Kernel interrupt]
 // interrupt() sends SIGINT to the interpreter thread (pthread_kill) while a cell runs: a busy Python loop
 // gets KeyboardInterrupt at its next bytecode check, `time.sleep` wakes with EINTR and raises it, and a
 // long engine op (GIL released in rustytorch's LongCall) sees rt::request_cancel() from the extension's
 // own SIGINT handler and throws, which the module turns into KeyboardInterrupt (engine/python/src/
-// interrupt.cpp). Each of those stops within 1 s. Cells queued at the time of the call finish as aborted;
+// interrupt.cpp). Each of those stops within 1 s. A SIGINT that Python received but could not act on (it
+// landed just before a blocking call such as the sleep itself) is sent again every 250 ms, at most 8
+// times, until Python's handler has run (Note [Interrupt retry], python_runtime.cpp); one that Python or
+// the engine took is never repeated, so `except KeyboardInterrupt:` cleanup runs undisturbed. The kernel
+// puts Python's SIGINT handler back before each cell if the host (Qt, a test framework) replaced it.
+// Cells queued at the time of the call finish as aborted;
 // cells queued afterwards run normally. An interrupt that arrives after the cell ended is discarded, so
 // it never hits a later cell. Code that catches KeyboardInterrupt and carries on keeps running: call
 // interrupt() again or restart().

@@ -51,7 +51,6 @@ class StudioScreenshotTest : public QObject {
     w.view()->runAll();
     QVERIFY(wait_until([&] { return !w.view()->isBusy(); }, 180000));
     NotebookDocument& doc = *w.document();
-    int plot_cell = -1;
     bool png = false, table = false;
     for (std::size_t i = 0; i < doc.cell_count(); ++i) {
       const Cell& c = doc.cell(i);
@@ -59,7 +58,7 @@ class StudioScreenshotTest : public QObject {
       QVERIFY2(c.execution_count.has_value(), qPrintable(QString("cell %1 did not run").arg(i)));
       for (const auto& o : c.outputs) {
         QVERIFY2(o["output_type"] != "error", qPrintable(QString::fromStdString(o.dump())));
-        if (o.contains("data") && o["data"].contains("image/png")) png = true, plot_cell = int(i);
+        if (o.contains("data") && o["data"].contains("image/png")) png = true;
         if (o["output_type"] == "stream" && o["text"].get<std::string>().find("Self CPU") != std::string::npos)
           table = true;
       }

@@ -266,6 +266,16 @@ def _strip_kernel_frames(tb):
 
 
 def _format_error(error):
+    """(ename, evalue, traceback lines); a second interrupt while formatting does not lose the error."""
+    for _ in range(3):
+        try:
+            return _format_error_once(error)
+        except KeyboardInterrupt:
+            continue
+    return (type(error).__name__, str(error), [f"{type(error).__name__}: {error}"])
+
+
+def _format_error_once(error):
     import traceback
     error.__traceback__ = _strip_kernel_frames(error.__traceback__)
     report = traceback.TracebackException(type(error), error, error.__traceback__)
