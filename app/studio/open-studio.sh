@@ -2,7 +2,7 @@
 # The next scripts/run.sh (issue 5), kept here while the studio is OFF by default: installs what is missing,
 # builds, then opens the studio on the quickstart notebook. Needs a build with -DRT_BUILD_STUDIO=ON.
 #   app/studio/open-studio.sh           the studio on app/studio/quickstart.ipynb
-#   scripts/run.sh my.ipynb             the studio on another notebook (any rtorch-studio arguments pass through)
+#   app/studio/open-studio.sh my.ipynb  the studio on another notebook (any rtorch-studio arguments pass through)
 # Without a display (no DISPLAY or WAYLAND_DISPLAY) it says so and shows the headless command instead.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
