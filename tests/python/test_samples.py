@@ -90,5 +90,7 @@ def test_notebook_executes(name, tmp_path):
 
 def test_every_sample_has_a_notebook():
     scripts = {f[:-3] for f in os.listdir(SAMPLES) if f.endswith(".py") and f != "digits_data.py"}
-    notebooks = {f[:-6] for f in os.listdir(NOTEBOOKS) if f.endswith(".ipynb")}
+    # quickstart.ipynb is the studio's guided tour (scripts/run.sh opens it), not a sample script's twin;
+    # tests/studio/test_studio_cli.py executes it.
+    notebooks = {f[:-6] for f in os.listdir(NOTEBOOKS) if f.endswith(".ipynb")} - {"quickstart"}
     assert scripts == notebooks == set(QUICK_PARAMETERS)
