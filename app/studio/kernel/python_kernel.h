@@ -198,7 +198,8 @@ struct TensorStats {
 };
 
 struct KernelOptions {
-  // Directories put first on sys.path (each containing the `rustytorch` package). Empty: default_python_paths().
+  // Directories put first on sys.path (each containing the `rustytorch` package). Empty: RT_PYTHONPATH's entries
+  // or <executable dir>/../python, as for the rtorch CLI (app/common/python_package_dirs.h).
   std::vector<std::filesystem::path> python_paths;
   // Redirect fd 1 and fd 2 into pipes so output of C/C++ code reaches the listener. Process-wide: while a
   // cell runs, anything any thread writes to fd 1/2 is attributed to that cell.
@@ -209,10 +210,6 @@ struct KernelOptions {
   // in their own directory, as in Jupyter).
   std::filesystem::path working_directory;
 };
-
-// RT_PYTHONPATH (':'-separated, replacing the default) or <executable dir>/../python when it exists,
-// like the rtorch CLI (app/cli/install_layout.h).
-std::vector<std::filesystem::path> default_python_paths();
 
 class PythonKernel {
  public:

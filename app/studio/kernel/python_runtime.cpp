@@ -1,6 +1,7 @@
 #include "python_runtime.h"
 
 #include "python_values.h"  // first: Python.h before the standard headers
+#include "python_package_dirs.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -133,7 +134,7 @@ PythonRuntime::PythonRuntime(const KernelOptions& options, Hooks hooks) {
   if (PyImport_AppendInittab("_rtstudio_native", &init_native) != 0)
     throw KernelStartupError("cannot register the studio's native Python module");
 
-  std::vector<std::filesystem::path> dirs = options.python_paths.empty() ? default_python_paths() : options.python_paths;
+  std::vector<std::filesystem::path> dirs = options.python_paths.empty() ? rt::app::python_package_dirs() : options.python_paths;
   std::string path;
   for (const auto& d : dirs) path.append(path.empty() ? "" : ":").append(d.string());
   if (const char* user = std::getenv("PYTHONPATH"); user && *user) path.append(path.empty() ? "" : ":").append(user);

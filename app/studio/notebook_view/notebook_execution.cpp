@@ -1,6 +1,6 @@
 #include "notebook_execution.h"
 
-#include "kernel_output_json.h"
+#include "runner/cell_output_builder.h"
 
 #include <QRegularExpression>
 
@@ -155,15 +155,15 @@ void NotebookExecution::onStream(quint64 id, Stream stream, const QString& text)
 }
 
 void NotebookExecution::onDisplay(quint64 id, const DisplayData& data) {
-  appendOutput(id, displayDataOutput(data.data, data.metadata_json));
+  appendOutput(id, display_data_output(data));
 }
 
 void NotebookExecution::onResult(quint64 id, int executionCount, const DisplayData& data) {
-  appendOutput(id, executeResultOutput(executionCount, data.data, data.metadata_json));
+  appendOutput(id, execute_result_output(executionCount, data));
 }
 
 void NotebookExecution::onError(quint64 id, const ExecutionError& error) {
-  appendOutput(id, errorOutput(error.ename, error.evalue, error.traceback));
+  appendOutput(id, error_output(error));
   const auto cellId = queue_.cellFor(id);
   const auto count = executionCounts_.find(id);
   if (!cellId || count == executionCounts_.end()) return;

@@ -39,17 +39,25 @@ void CellOutputBuilder::add_stream(Stream stream, const std::string& text) {
   streams_.append(outputs_, nbformat_name(stream), text);
 }
 
-void CellOutputBuilder::add_display(const DisplayData& display) {
-  outputs_.push_back(make_display_data(mime_bundle_to_json(display.data), parse_object_or_empty(display.metadata_json)));
+nlohmann::json display_data_output(const DisplayData& display) {
+  return make_display_data(mime_bundle_to_json(display.data), parse_object_or_empty(display.metadata_json));
 }
+
+nlohmann::json execute_result_output(std::int64_t execution_count, const DisplayData& result) {
+  return make_execute_result(execution_count, mime_bundle_to_json(result.data),
+                             parse_object_or_empty(result.metadata_json));
+}
+
+nlohmann::json error_output(const ExecutionError& error) {
+  return make_error_output(error.ename, error.evalue, error.traceback);
+}
+
+void CellOutputBuilder::add_display(const DisplayData& display) { outputs_.push_back(display_data_output(display)); }
 
 void CellOutputBuilder::add_result(int execution_count, const DisplayData& result) {
-  outputs_.push_back(
-      make_execute_result(execution_count, mime_bundle_to_json(result.data), parse_object_or_empty(result.metadata_json)));
+  outputs_.push_back(execute_result_output(execution_count, result));
 }
 
-void CellOutputBuilder::add_error(const ExecutionError& error) {
-  outputs_.push_back(make_error_output(error.ename, error.evalue, error.traceback));
-}
+void CellOutputBuilder::add_error(const ExecutionError& error) { outputs_.push_back(error_output(error)); }
 
 }  // namespace rt::studio

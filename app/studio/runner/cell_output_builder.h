@@ -1,6 +1,6 @@
 // app/studio/runner/cell_output_builder.h — turns a kernel's events for one cell into that cell's nbformat
-// outputs, as Jupyter front ends do. Used by the headless NotebookRunner; the GUI can feed it the same events
-// that KernelClient re-emits.
+// outputs, as Jupyter front ends do. CellOutputBuilder serves the headless NotebookRunner; the notebook view
+// (which accumulates streams per request itself) uses the single-output functions at the end.
 //
 //   rt::studio::CellOutputBuilder outputs(cell.outputs);          // clears them: a new run starts empty
 //   outputs.add_stream(rt::studio::Stream::out, "loss 0.3\r");    // StreamAccumulator: merge, '\r', cap
@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <vector>
 
 namespace rt::studio {
@@ -43,5 +44,11 @@ class CellOutputBuilder {
 
 // nbformat "data" for a kernel MimeBundle (see the contracts above).
 nlohmann::json mime_bundle_to_json(const MimeBundle& bundle);
+
+// One nbformat output dict each, built with notebook/outputs.h's make_* (valid nbformat 4.5):
+//   doc.edit_outputs(i, [&](auto& outs) { outs.push_back(rt::studio::display_data_output(display)); });
+nlohmann::json display_data_output(const DisplayData& display);
+nlohmann::json execute_result_output(std::int64_t execution_count, const DisplayData& result);
+nlohmann::json error_output(const ExecutionError& error);
 
 }  // namespace rt::studio

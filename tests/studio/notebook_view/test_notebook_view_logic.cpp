@@ -5,9 +5,9 @@
 #include "notebook_view/code_editor.h"
 #include "notebook_view/command_mode_keymap.h"
 #include "notebook_view/execution_queue.h"
-#include "notebook_view/kernel_output_json.h"
 #include "notebook_view/notebook_execution.h"
 #include "notebook_view/output_text_view.h"
+#include "runner/cell_output_builder.h"
 
 #include <catch2/catch.hpp>
 
@@ -220,17 +220,24 @@ TEST_CASE("traceback lines are found for the cell's own label", "[studio][execut
 }
 
 TEST_CASE("kernel mime data becomes nbformat outputs", "[studio][execution]") {
-  const KernelMimeData data = {{"text/plain", "{'a': 1}"}, {"application/json", "{\"a\": 1}"},
-                               {"application/vnd.custom+json", "not json"}};
-  const auto out = executeResultOutput(4, data, "{\"isolated\": true}");
+  DisplayData data;
+  data.data = {{"text/plain", "{'a': 1}"}, {"application/json", "{\"a\": 1}"},
+               {"application/vnd.custom+json", "not json"}};
+  data.metadata_json = "{\"isolated\": true}";
+  const auto out = execute_result_output(4, data);
   CHECK(out["output_type"] == "execute_result");
   CHECK(out["execution_count"] == 4);
   CHECK(out["data"]["application/json"]["a"] == 1);
   CHECK(out["data"]["application/vnd.custom+json"] == "not json");
   CHECK(out["data"]["text/plain"] == "{'a': 1}");
   CHECK(out["metadata"]["isolated"] == true);
-  CHECK(displayDataOutput(data, "garbage")["metadata"] == nlohmann::json::object());
-  const auto err = errorOutput("ValueError", "bad", {"line 1", "line 2"});
+  data.metadata_json = "garbage";
+  CHECK(display_data_output(data)["metadata"] == nlohmann::json::object());
+  ExecutionError error;
+  error.ename = "ValueError";
+  error.evalue = "bad";
+  error.traceback = {"line 1", "line 2"};
+  const auto err = error_output(error);
   CHECK(err["output_type"] == "error");
   CHECK(err["traceback"].size() == 2);
 }

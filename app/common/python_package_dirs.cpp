@@ -1,16 +1,21 @@
-// Where the kernel finds the rustytorch package: the same rule as the rtorch CLI (app/cli/install_layout.cpp).
+#include "python_package_dirs.h"
+
 #include <cstdlib>
 #include <sstream>
 #include <string>
 #include <system_error>
 
-#include "python_kernel.h"
-
-namespace rt::studio {
+namespace rt::app {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> default_python_paths() {
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+std::vector<fs::path> python_package_dirs() {
   std::vector<fs::path> dirs;
   if (const char* env = std::getenv("RT_PYTHONPATH"); env && *env) {
     std::stringstream list(env);
@@ -19,11 +24,9 @@ std::vector<fs::path> default_python_paths() {
     return dirs;
   }
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return dirs;
-  const fs::path dir = fs::weakly_canonical(exe.parent_path() / ".." / "python", ec);
+  const fs::path dir = fs::weakly_canonical(executable_dir() / ".." / "python", ec);
   if (!ec && fs::is_directory(dir)) dirs.push_back(dir);
   return dirs;
 }
 
-}  // namespace rt::studio
+}  // namespace rt::app
