@@ -5,6 +5,7 @@
 #pragma once
 #include "kernel/python_kernel.h"
 #include "notebook/notebook.h"
+#include "runner/notebook_runner.h"
 
 #include <filesystem>
 #include <string>
@@ -18,6 +19,9 @@ void shut_down_test_kernel();
 
 // A notebook of code cells with these sources (a markdown cell first, so indices are offset by one).
 Notebook notebook_of(const std::vector<std::string>& code_sources);
+
+// RunOptions with allow_errors (every cell runs, as `--allow-errors`).
+RunOptions allowing_errors();
 
 std::string read_text(const std::filesystem::path& path);
 // Runs tests/studio/notebook/nbformat_check.py on `path`; returns its output, "" when the file passes.

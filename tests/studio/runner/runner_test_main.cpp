@@ -35,6 +35,12 @@ PythonKernel& fresh_test_kernel() {
 
 void shut_down_test_kernel() { kernel_slot().reset(); }
 
+RunOptions allowing_errors() {
+  RunOptions options;
+  options.allow_errors = true;
+  return options;
+}
+
 Notebook notebook_of(const std::vector<std::string>& code_sources) {
   Notebook nb = Notebook::new_empty();
   nb.cells.push_back(Cell::new_markdown(nb, "# test notebook"));

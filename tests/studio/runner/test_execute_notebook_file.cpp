@@ -12,16 +12,9 @@
 #include <sstream>
 
 using namespace rt::studio;
+using rt::studio::test::allowing_errors;
 using rt::studio::test::fresh_test_kernel;
 using rt::studio::test::notebook_of;
-
-namespace {
-RunOptions allowing_errors() {
-  RunOptions options;
-  options.allow_errors = true;
-  return options;
-}
-}  // namespace
 
 namespace {
 struct Folder {

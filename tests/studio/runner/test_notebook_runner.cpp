@@ -8,16 +8,9 @@
 #include <chrono>
 
 using namespace rt::studio;
+using rt::studio::test::allowing_errors;
 using rt::studio::test::fresh_test_kernel;
 using rt::studio::test::notebook_of;
-
-namespace {
-RunOptions allowing_errors() {
-  RunOptions options;
-  options.allow_errors = true;
-  return options;
-}
-}  // namespace
 
 TEST_CASE("run fills streams, results and execution counts like nbconvert", "[studio][runner]") {
   PythonKernel& kernel = fresh_test_kernel();
