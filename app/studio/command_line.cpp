@@ -33,6 +33,7 @@ StudioOptions parse_command_line(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->needs(execute)
       ->group("Headless");
+  app.add_flag("--run-all", options.run_all, "run every cell of NOTEBOOK once the kernel has started");
   app.add_flag("--exit-after-shown", options.exit_after_shown,
                "print the time from process start to the first painted window, then quit (benchmarks)")
       ->group("Testing");
@@ -60,6 +61,9 @@ StudioOptions parse_command_line(int argc, char** argv) {
   if (!options.execute_input.empty() && !options.notebook.empty())
     throw CommandLineExit(2, "rtorch-studio: give either a notebook to open or --execute IN.ipynb, not both\n"
                              "Run 'rtorch-studio --help' for usage.\n");
+  if (options.run_all && options.notebook.empty())
+    throw CommandLineExit(2, "rtorch-studio: --run-all needs a notebook to run: rtorch-studio --run-all NOTEBOOK.ipynb\n"
+                             "(for a run without a window use --execute IN.ipynb --output OUT.ipynb)\n");
   return options;
 }
 

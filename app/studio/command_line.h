@@ -1,6 +1,7 @@
 // app/studio/command_line.h — what `rtorch-studio` was asked to do.
 //
 //   rtorch-studio [NOTEBOOK.ipynb]                       open the window (on that notebook)
+//   rtorch-studio --run-all NOTEBOOK.ipynb               open it and run every cell once the kernel is up
 //   rtorch-studio --execute IN.ipynb --output OUT.ipynb [--allow-errors] [--timeout S]   headless run
 //   rtorch-studio --help | --version
 //
@@ -8,7 +9,7 @@
 //
 // Test and benchmark hooks (documented in --help under "Testing"): --exit-after-shown prints the time to the
 // first painted frame and quits (with --idle-ms N it first waits for the kernel to start and stay idle N ms, then
-// prints the resident memory); --autosave-interval-ms sets the autosave period (default 30000). Parsing needs no
+// prints the resident memory; with --run-all too, that is the memory after the whole notebook ran); --autosave-interval-ms sets the autosave period (default 30000). Parsing needs no
 // Qt, so the headless path never touches a display.
 #pragma once
 #include <optional>
@@ -19,6 +20,7 @@ namespace rt::studio {
 
 struct StudioOptions {
   std::string notebook;  // positional: a notebook to open in the window (empty: a new notebook)
+  bool run_all = false;  // Run All once the kernel has started (needs a notebook)
   // Headless execution (--execute): no window, no display needed.
   std::string execute_input;
   std::string execute_output;  // default: overwrite the input, as `jupyter nbconvert --execute --inplace`

@@ -48,6 +48,7 @@ void StudioSession::start() {
   window_->show();
   QTimer::singleShot(0, this, [this] {
     open_initial_notebook();
+    if (options_.run_all) run_all_when_kernel_starts();
     emit ready();
   });
 }
@@ -65,13 +66,29 @@ void StudioSession::open_initial_notebook() {
   if (!requested.isEmpty()) window_->open_file(requested);
 }
 
+void StudioSession::run_all_when_kernel_starts() {
+  auto trigger = [this] { window_->action(QStringLiteral("actionRunAll"))->trigger(); };
+  if (kernel_->state() == KernelState::idle) {
+    trigger();
+    return;
+  }
+  auto* once = new QObject(this);
+  auto done = std::make_shared<bool>(false);
+  connect(kernel_.get(), &KernelClient::stateChanged, once, [once, done, trigger](KernelState state) {
+    if (state != KernelState::idle || *done) return;
+    *done = true;  // a later idle (after the run) must not run everything again
+    once->deleteLater();
+    trigger();
+  });
+}
+
 void StudioSession::watch_for_exit_after_shown() {
   auto* probe = new FirstFrameProbe(window_.get());
   connect(probe, &FirstFrameProbe::firstFrame, this, [this](double ms) {
     std::printf("rtorch-studio: first frame after %.1f ms\n", ms);
     std::fflush(stdout);
     if (options_.idle_ms_before_exit <= 0) {
-      QTimer::singleShot(0, qApp, &QCoreApplication::quit);
+      QTimer::singleShot(0, qApp, [] { QCoreApplication::exit(0); });
       return;
     }
     auto* poll = new QTimer(this);
@@ -89,7 +106,9 @@ void StudioSession::watch_for_exit_after_shown() {
       poll->stop();
       std::printf("rtorch-studio: idle resident memory %.1f MiB (kernel %s)\n", resident_mib(), to_string(state));
       std::fflush(stdout);
-      QCoreApplication::quit();
+      // exit(), not quit(): Qt 6's quit() first closes the windows, and a notebook the run changed would ask
+      // whether to save it. This hook measures and leaves; the recovery copy keeps the edits.
+      QCoreApplication::exit(0);
     });
     poll->start(20);
   });

@@ -9,7 +9,8 @@
 //
 // start(): shows the window first (so it paints while the kernel starts), then — on the next event-loop turn —
 // offers recovery copies (shell/recovery_offer.h; only the requested notebook's when one was given), and opens
-// options.notebook unless its recovered copy was taken. With options.exit_after_shown it prints
+// options.notebook unless its recovered copy was taken; with options.run_all it then runs every cell once the
+// kernel is idle (Run All, as the user would). With options.exit_after_shown it prints
 //   rtorch-studio: first frame after 312.4 ms
 // when the window has painted, and (with idle_ms_before_exit) once the kernel has been idle that long
 //   rtorch-studio: idle resident memory 143.2 MiB
@@ -52,6 +53,7 @@ class StudioSession : public QObject {
  private:
   void open_initial_notebook();
   void watch_for_exit_after_shown();
+  void run_all_when_kernel_starts();
 
   StudioOptions options_;
   PanelRegistry panels_;

@@ -138,3 +138,20 @@ def test_exit_after_shown_reports_the_first_frame(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "first frame after" in r.stdout
     assert "idle resident memory" in r.stdout
+
+
+def test_run_all_runs_every_cell_in_the_window(tmp_path):
+    marker = tmp_path / "ran.txt"
+    nb = write_notebook(tmp_path / "two.ipynb", f"open({str(marker)!r}, 'w').write('first')",
+                        f"open({str(marker)!r}, 'a').write(' second')")
+    env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "RT_STUDIO_RECOVERY_DIR": str(tmp_path / "recovery")}
+    r = run(["--run-all", "--exit-after-shown", "--idle-ms", "300", str(nb)], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert marker.read_text() == "first second"
+
+
+def test_run_all_needs_a_notebook():
+    r = run(["--run-all"])
+    assert r.returncode == 2
+    assert "--run-all needs a notebook" in r.stderr

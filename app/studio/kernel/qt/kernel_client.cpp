@@ -56,6 +56,7 @@ struct KernelClient::Relay : KernelListener {
         tail->text += text->text;
       else
         events.push_back(std::move(e));
+      if (std::holds_alternative<Finished>(events.back())) finish_waiting = true;
       post = !drain_posted;
       drain_posted = true;
     }
@@ -66,7 +67,13 @@ struct KernelClient::Relay : KernelListener {
   std::deque<Event> take() {
     std::lock_guard<std::mutex> lock(mu);
     drain_posted = false;
+    finish_waiting = false;
     return std::exchange(events, {});
+  }
+
+  bool has_finish_waiting() {
+    std::lock_guard<std::mutex> lock(mu);
+    return finish_waiting;
   }
 
   void close() {
@@ -87,6 +94,7 @@ struct KernelClient::Relay : KernelListener {
   std::mutex mu;
   std::deque<Event> events;
   bool drain_posted = false;
+  bool finish_waiting = false;  // a Finished event is queued: the next drain must not wait for the throttle
   bool closed = false;
 };
 
@@ -112,7 +120,9 @@ KernelClient::~KernelClient() {
 
 void KernelClient::drain() {
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_drain_ < kMinDrainInterval) {
+  // Output floods are throttled; a finished cell is not, so Run All submits the next cell at once instead of
+  // once per throttle period (Note [Output throttling], kernel_client.h).
+  if (now - last_drain_ < kMinDrainInterval && !relay_->has_finish_waiting()) {
     if (!throttle_->isActive())
       throttle_->start(std::chrono::duration_cast<std::chrono::milliseconds>(kMinDrainInterval - (now - last_drain_)) +
                        std::chrono::milliseconds(1));
