@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, runs the engine tests under
-# AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/; engine and profiler, no Python), then the full suite
+# AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/; engine, profiler and view models, no Python), then the full suite
 # (build/) through ctest, whose summary is printed last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ echo "== sanitizer tests =="
 if ! (cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" \
-      ctest -j "$jobs" --output-on-failure -L 'engine|profiler' --timeout 600 >ctest.log 2>&1); then
+      ctest -j "$jobs" --output-on-failure -L 'engine|profiler|viz' --timeout 600 >ctest.log 2>&1); then
   cat build-asan/ctest.log
   echo "test.sh: sanitizer tests failed (log: build-asan/ctest.log)" >&2
   exit 1
