@@ -1,0 +1,142 @@
+#include "timeline/track_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "timeline/nesting.h"
+
+namespace rt::viz {
+
+namespace {
+
+bool on_thread_track(prof::GpuActivityKind k) {
+  return k == prof::GpuActivityKind::Runtime || k == prof::GpuActivityKind::Driver;
+}
+
+bool on_stream_track(prof::GpuActivityKind k) {
+  return k == prof::GpuActivityKind::Kernel || k == prof::GpuActivityKind::Memcpy ||
+         k == prof::GpuActivityKind::Memset;
+}
+
+void set_extent(Track& t) {
+  bool any = false;
+  for (const TrackLevel& level : t.levels) {
+    if (level.size() == 0) continue;
+    const int64_t first = level.starts.front();
+    const int64_t last = *std::max_element(level.ends.begin(), level.ends.end());
+    t.first_ns = any ? std::min(t.first_ns, first) : first;
+    t.last_ns = any ? std::max(t.last_ns, last) : last;
+    any = true;
+  }
+}
+
+Track interval_track(TrackId id, std::string name, std::vector<Interval> events, BuiltTracks& out) {
+  NestingRepairs repairs;
+  Track t;
+  t.id = id;
+  t.name = std::move(name);
+  t.levels = nest_into_levels(std::move(events), repairs);
+  out.end_before_start += repairs.end_before_start;
+  out.overlaps += repairs.overlaps;
+  set_extent(t);
+  return t;
+}
+
+void add_step_track(const prof::SessionData& data, BuiltTracks& out) {
+  if (data.steps.empty()) return;
+  std::vector<Interval> steps;
+  for (size_t i = 0; i < data.steps.size(); ++i)
+    steps.push_back({data.steps[i].start_ns, data.steps[i].end_ns, uint32_t(i), EventSource::Step});
+  out.tracks.push_back(interval_track({TrackKind::Steps, 0, 0}, "steps", std::move(steps), out));
+}
+
+void add_thread_tracks(const prof::SessionData& data, BuiltTracks& out) {
+  std::unordered_map<uint64_t, std::vector<Interval>> by_thread;
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const prof::OpRecord& op = data.ops[i];
+    by_thread[op.thread].push_back({op.start_ns, op.end_ns, uint32_t(i), EventSource::Op});
+  }
+  for (size_t i = 0; i < data.gpu.size(); ++i) {
+    const prof::GpuActivityRecord& g = data.gpu[i];
+    if (on_thread_track(g.kind)) by_thread[g.thread].push_back({g.start_ns, g.end_ns, uint32_t(i), EventSource::Gpu});
+  }
+  std::unordered_map<uint64_t, const prof::ThreadRecord*> records;
+  for (const prof::ThreadRecord& r : data.threads) records.emplace(r.thread, &r);
+
+  std::vector<Track> threads;
+  for (auto& [thread, events] : by_thread) {
+    std::string name;
+    if (auto it = records.find(thread); it == records.end()) {
+      out.unknown_thread_events += events.size();
+    } else {
+      name = data.strings.at(it->second->name);
+    }
+    if (name.empty()) name = fmt::format("thread {}", thread);
+    threads.push_back(interval_track({TrackKind::Thread, thread, 0}, std::move(name), std::move(events), out));
+  }
+  std::sort(threads.begin(), threads.end(), [](const Track& a, const Track& b) {
+    return a.first_ns != b.first_ns ? a.first_ns < b.first_ns : a.id.key < b.id.key;
+  });
+  for (Track& t : threads) out.tracks.push_back(std::move(t));
+}
+
+void add_stream_tracks(const prof::SessionData& data, BuiltTracks& out) {
+  std::map<std::pair<int32_t, int32_t>, std::vector<Interval>> by_stream;
+  for (size_t i = 0; i < data.gpu.size(); ++i) {
+    const prof::GpuActivityRecord& g = data.gpu[i];
+    if (on_stream_track(g.kind))
+      by_stream[{g.device, g.stream}].push_back({g.start_ns, g.end_ns, uint32_t(i), EventSource::Gpu});
+  }
+  for (auto& [key, events] : by_stream) {
+    const TrackId id{TrackKind::GpuStream, uint64_t(uint32_t(key.first)), key.second};
+    out.tracks.push_back(
+        interval_track(id, fmt::format("cuda:{} stream {}", key.first, key.second), std::move(events), out));
+  }
+}
+
+void add_counter_tracks(const prof::SessionData& data, BuiltTracks& out) {
+  std::map<std::string, std::vector<uint32_t>> by_name;
+  for (size_t i = 0; i < data.counters.size(); ++i)
+    by_name[data.strings.at(data.counters[i].name)].push_back(uint32_t(i));
+  for (auto& [name, samples] : by_name) {
+    std::stable_sort(samples.begin(), samples.end(), [&](uint32_t a, uint32_t b) {
+      return data.counters[a].time_ns < data.counters[b].time_ns;
+    });
+    Track t;
+    t.id = {TrackKind::Counter, counter_track_key(name), 0};
+    t.name = name;
+    t.first_ns = data.counters[samples.front()].time_ns;
+    t.last_ns = data.counters[samples.back()].time_ns;
+    for (uint32_t i : samples) {
+      t.counter_times.push_back(data.counters[i].time_ns);
+      t.counter_values.push_back(data.counters[i].value);
+    }
+    t.counter_samples = std::move(samples);
+    out.tracks.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
+uint64_t counter_track_key(const std::string& name) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+BuiltTracks build_tracks(const prof::SessionData& data) {
+  BuiltTracks out;
+  add_step_track(data, out);
+  add_thread_tracks(data, out);
+  add_stream_tracks(data, out);
+  add_counter_tracks(data, out);
+  return out;
+}
+
+}  // namespace rt::viz
