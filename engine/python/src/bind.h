@@ -129,6 +129,7 @@ void bind_autograd(py::module_& m);
 void bind_interrupt(py::module_& m);
 void bind_io(py::module_& m);
 void bind_profiler(py::module_& m);
+void bind_debug(py::module_& m);  // the submodule _C._debug
 
 }  // namespace rtpy
 

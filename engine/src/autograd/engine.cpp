@@ -121,61 +121,68 @@ TensorList run_backward(const std::vector<Edge>& root_edges, const TensorList& r
   for (auto* o : obs) o->on_backward_start(keep.size());
   std::vector<Node*> executed;
   size_t index = 0;
-  while (!ready.empty()) {
-    Node* node = ready.top();
-    ready.pop();
-    TensorList grads = std::move(buffer_of(node));
-    buffers.erase(node);
-    check_cancel();
+  // Observers hear the end also when a node, a hook or an observer throws (a debugger's stop):
+  // the graph is left as it was (nothing released), so the backward can run again.
+  try {
+    while (!ready.empty()) {
+      Node* node = ready.top();
+      ready.pop();
+      TensorList grads = std::move(buffer_of(node));
+      buffers.erase(node);
+      check_cancel();
 
-    for (size_t c = 0; c < capture.size(); ++c)
-      if (capture[c].function.get() == node) {
-        reached[c] = true;
-        if (capture[c].input_nr < grads.size()) captured[c] = grads[capture[c].input_nr];
+      for (size_t c = 0; c < capture.size(); ++c)
+        if (capture[c].function.get() == node) {
+          reached[c] = true;
+          if (capture[c].input_nr < grads.size()) captured[c] = grads[capture[c].input_nr];
+        }
+      const bool is_accumulate = dynamic_cast<AccumulateGrad*>(node) != nullptr;
+      TensorList outs;
+      if (!(capturing && is_accumulate)) {
+        if (!is_accumulate)
+          for (size_t i = 0; i < grads.size(); ++i)
+            if (!grads[i].defined()) {
+              const auto& m = node->output_meta()[i];
+              grads[i] = rt::zeros(m.shape, m.dtype);
+            }
+        for (const auto& h : node->pre_hooks()) h(*node, grads);
+        NodeEvent ev{node, &grads, nullptr, index};
+        for (auto* o : obs) o->before_node(ev);
+        {
+          NodeExecutionScope recorded(node->name(), int64_t(node->sequence_nr()));
+          outs = node->apply(std::move(TensorList(grads)));
+        }
+        ev.grad_inputs = &outs;
+        for (const auto& h : node->post_hooks()) h(*node, outs, grads);
+        for (auto* o : obs) o->after_node(ev);
+        executed.push_back(node);
+        ++index;
+        if (AnomalyMode::is_enabled())
+          for (size_t i = 0; i < outs.size(); ++i)
+            if (has_non_finite(outs[i])) {
+              std::string where = node->forward_op().empty() ? "" : " The forward op was '" + node->forward_op() + "'";
+              if (!node->forward_module().empty()) where += " in module '" + node->forward_module() + "'";
+              if (!where.empty()) where += ".";
+              throw AutogradError("Function '" + node->name() + "' returned nan or inf values in its " +
+                                  std::to_string(i) + "th output." + where +
+                                  " Hint: check that op's inputs for zeros, huge values or log of negatives.");
+            }
+        if (!is_accumulate && outs.size() != node->next_edges().size())
+          throw AutogradError("Function " + node->name() + " returned " + std::to_string(outs.size()) +
+                              " gradients; expected " + std::to_string(node->next_edges().size()));
       }
-    const bool is_accumulate = dynamic_cast<AccumulateGrad*>(node) != nullptr;
-    TensorList outs;
-    if (!(capturing && is_accumulate)) {
-      if (!is_accumulate)
-        for (size_t i = 0; i < grads.size(); ++i)
-          if (!grads[i].defined()) {
-            const auto& m = node->output_meta()[i];
-            grads[i] = rt::zeros(m.shape, m.dtype);
-          }
-      for (const auto& h : node->pre_hooks()) h(*node, grads);
-      NodeEvent ev{node, &grads, nullptr, index};
-      for (auto* o : obs) o->before_node(ev);
-      {
-        NodeExecutionScope recorded(node->name(), int64_t(node->sequence_nr()));
-        outs = node->apply(std::move(TensorList(grads)));
+      for (size_t i = 0; i < node->next_edges().size(); ++i) {
+        const Edge& e = node->next_edges()[i];
+        if (!e.valid()) continue;
+        Node* next = e.function.get();
+        if (i < outs.size() && outs[i].defined())
+          add_into(buffer_of(next), e.input_nr, validate(*node, i, outs[i], next->output_meta()[e.input_nr]));
+        if (--deps[next] == 0) ready.push(next);
       }
-      ev.grad_inputs = &outs;
-      for (const auto& h : node->post_hooks()) h(*node, outs, grads);
-      for (auto* o : obs) o->after_node(ev);
-      executed.push_back(node);
-      ++index;
-      if (AnomalyMode::is_enabled())
-        for (size_t i = 0; i < outs.size(); ++i)
-          if (has_non_finite(outs[i])) {
-            std::string where = node->forward_op().empty() ? "" : " The forward op was '" + node->forward_op() + "'";
-            if (!node->forward_module().empty()) where += " in module '" + node->forward_module() + "'";
-            if (!where.empty()) where += ".";
-            throw AutogradError("Function '" + node->name() + "' returned nan or inf values in its " +
-                                std::to_string(i) + "th output." + where +
-                                " Hint: check that op's inputs for zeros, huge values or log of negatives.");
-          }
-      if (!is_accumulate && outs.size() != node->next_edges().size())
-        throw AutogradError("Function " + node->name() + " returned " + std::to_string(outs.size()) +
-                            " gradients; expected " + std::to_string(node->next_edges().size()));
     }
-    for (size_t i = 0; i < node->next_edges().size(); ++i) {
-      const Edge& e = node->next_edges()[i];
-      if (!e.valid()) continue;
-      Node* next = e.function.get();
-      if (i < outs.size() && outs[i].defined())
-        add_into(buffer_of(next), e.input_nr, validate(*node, i, outs[i], next->output_meta()[e.input_nr]));
-      if (--deps[next] == 0) ready.push(next);
-    }
+  } catch (...) {
+    for (auto* o : obs) o->on_backward_end();
+    throw;
   }
   for (auto* o : obs) o->on_backward_end();
   if (!retain_graph)

@@ -43,6 +43,7 @@ class AutogradObserver {
   // May block: the backward pass waits (a debugger stepping node by node).
   virtual void before_node(const NodeEvent&) {}
   virtual void after_node(const NodeEvent&) {}
+  // Called when the backward ends, also when it ends by an exception (the graph is then kept).
   virtual void on_backward_end() {}
 };
 void add_autograd_observer(AutogradObserver* o);

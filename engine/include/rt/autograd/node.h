@@ -75,7 +75,8 @@ class Node : public std::enable_shared_from_this<Node> {
   const std::vector<OutputMeta>& output_meta() const { return output_meta_; }
   size_t num_outputs() const { return output_meta_.size(); }
 
-  // Where the forward op ran (filled in anomaly mode, and always for the op name).
+  // Where the forward op ran: recorded while ops are observed (an OpObserver, a profiler, the debugger)
+  // or in anomaly mode; empty otherwise.
   const std::string& forward_op() const { return forward_op_; }
   const std::string& forward_module() const { return forward_module_; }
   void set_forward_context(std::string op, std::string module) {
