@@ -70,20 +70,23 @@ VariablesWidget::VariablesWidget(KernelClient* kernel, QWidget* parent)
 
   running_refresh_.setInterval(kRunningRefreshMs);
   connect(&running_refresh_, &QTimer::timeout, this, &VariablesWidget::refresh);
+  settle_refresh_.setSingleShot(true);
+  settle_refresh_.setInterval(kSettleMs);
+  connect(&settle_refresh_, &QTimer::timeout, this, &VariablesWidget::refresh);
   connect(kernel_, &KernelClient::variablesReady, this, &VariablesWidget::apply);
   connect(kernel_, &KernelClient::tensorStatsReady, this, [this](const TensorStats& stats) {
     model_.set_stats(stats);
   });
   connect(kernel_, &KernelClient::started, this, [this] {
     model_.clear_stats();
-    running_refresh_.start();
-    refresh();
+    if (!running_refresh_.isActive()) running_refresh_.start();
+    refresh_soon();
   });
-  connect(kernel_, &KernelClient::finished, this, [this] { refresh(); });
+  connect(kernel_, &KernelClient::finished, this, [this] { refresh_soon(); });
   connect(kernel_, &KernelClient::stateChanged, this, [this](KernelState state) {
     if (state == KernelState::idle || state == KernelState::failed) {
       running_refresh_.stop();
-      refresh();
+      refresh_soon();
     } else if (state == KernelState::starting) {
       running_refresh_.stop();
       request_pending_ = false;  // a restart answers outstanding requests late or not at all
@@ -96,6 +99,10 @@ VariablesWidget::VariablesWidget(KernelClient* kernel, QWidget* parent)
 void VariablesWidget::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
   refresh();
+}
+
+void VariablesWidget::refresh_soon() {
+  if (!settle_refresh_.isActive()) settle_refresh_.start();
 }
 
 void VariablesWidget::refresh() {

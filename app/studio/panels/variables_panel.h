@@ -7,8 +7,8 @@
 //   widget->model().rowCount();                                  // one row per variable
 //   widget->compute_stats("w");                                  // fills w's Value with min/max/mean/NaN
 //
-// Refresh policy: a snapshot is requested when the kernel becomes idle, after every cell, and every
-// kRunningRefreshMs while a cell runs. Requests are asynchronous (KernelClient::requestVariables, answered by the
+// Refresh policy: a snapshot is requested kSettleMs after the kernel becomes idle or a cell finishes (one request
+// for a burst of short cells, as in Run All), and every kRunningRefreshMs while a cell runs. Requests are asynchronous (KernelClient::requestVariables, answered by the
 // kernel's inspector thread between two bytecodes of the running cell), so the panel never blocks the GUI or the
 // kernel; at most one request is outstanding (a lost answer is re-requested after kStaleRequestMs). While the
 // panel is hidden it does not poll. Statistics are computed only on demand (context menu, toolbar button or
@@ -37,6 +37,7 @@ class VariablesWidget : public QWidget {
  public:
   static constexpr int kRunningRefreshMs = 500;
   static constexpr int kStaleRequestMs = 3000;
+  static constexpr int kSettleMs = 100;
 
   explicit VariablesWidget(KernelClient* kernel, QWidget* parent = nullptr);
 
@@ -44,6 +45,8 @@ class VariablesWidget : public QWidget {
   QTableView* table() const { return table_; }
   // Requests a snapshot now unless one is outstanding.
   void refresh();
+  // Requests a snapshot kSettleMs from now (once for several calls in that time).
+  void refresh_soon();
   // Requests statistics of the tensor or array `name`.
   void compute_stats(const QString& name);
   // Snapshots applied so far (tests and the status line).
@@ -72,6 +75,7 @@ class VariablesWidget : public QWidget {
   QToolButton* stats_button_;
   QLabel* status_;
   QTimer running_refresh_;
+  QTimer settle_refresh_;
   QElapsedTimer request_age_;
   bool request_pending_ = false;
   int snapshots_received_ = 0;

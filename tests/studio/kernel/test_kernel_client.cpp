@@ -97,6 +97,8 @@ class KernelClientTest : public QObject {
   }
 
   void stateChangesAndVariablesWhileRunning() {
+    // `finished` arrives before the kernel has gone idle; a cell sent in between keeps it busy without a change.
+    QTRY_COMPARE_WITH_TIMEOUT(client->state(), KernelState::idle, 10000);
     QSignalSpy states(client, &KernelClient::stateChanged);
     QSignalSpy variables(client, &KernelClient::variablesReady);
     QSignalSpy output(client, &KernelClient::streamOutput);

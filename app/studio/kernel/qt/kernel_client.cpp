@@ -56,8 +56,10 @@ struct KernelClient::Relay : KernelListener {
         tail->text += text->text;
       else
         events.push_back(std::move(e));
-      if (std::holds_alternative<Finished>(events.back())) finish_waiting = true;
-      post = !drain_posted;
+      const bool finish = std::holds_alternative<Finished>(events.back());
+      // A finish also posts when a throttled drain is pending: that one would wait out the throttle.
+      post = !drain_posted || (finish && !finish_waiting);
+      if (finish) finish_waiting = true;
       drain_posted = true;
     }
     if (post) QMetaObject::invokeMethod(client, [c = QPointer<KernelClient>(client)] { if (c) c->drain(); },
