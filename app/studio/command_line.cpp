@@ -19,9 +19,31 @@ StudioOptions parse_command_line(int argc, char** argv) {
                      "when a cell raises, unless --allow-errors")
           ->type_name("IN.ipynb")
           ->group("Headless");
-  app.add_option("--output", options.execute_output, "where --execute writes the executed notebook (default: IN)")
-      ->type_name("OUT.ipynb")
-      ->needs(execute)
+  CLI::Option* render =
+      app.add_option("--render", options.render_view,
+                     "draw one view of a profiling session into a PNG without a window: timeline, memory or scalars "
+                     "(needs an OpenGL display: xvfb-run -a rtorch-studio --render ...)")
+          ->type_name("VIEW")
+          ->check(CLI::IsMember({"timeline", "memory", "scalars", "graph"}))
+          ->group("Headless");
+  CLI::Option* output =
+      app.add_option("--output", options.execute_output,
+                     "where --execute writes the executed notebook (default: IN), or the PNG --render draws")
+          ->type_name("OUT")
+          ->group("Headless");
+  CLI::Option* session = app.add_option("--session", options.render_session,
+                                        "with --render: a profiler store and session id (DB:N; DB alone: its newest)")
+                             ->type_name("DB[:N]")
+                             ->needs(render)
+                             ->group("Headless");
+  app.add_option("--trace", options.render_trace, "with --render: a Chrome/Perfetto trace (.json, .json.gz)")
+      ->type_name("FILE")
+      ->needs(render)
+      ->excludes(session)
+      ->group("Headless");
+  app.add_option("--size", options.render_size, "with --render: image size in pixels (default 1600x900)")
+      ->type_name("WxH")
+      ->needs(render)
       ->group("Headless");
   app.add_flag("--allow-errors", options.allow_errors,
                "keep running after a cell raises and exit 0; the error is saved in the cell's outputs")
@@ -61,6 +83,19 @@ StudioOptions parse_command_line(int argc, char** argv) {
   if (!options.execute_input.empty() && !options.notebook.empty())
     throw CommandLineExit(2, "rtorch-studio: give either a notebook to open or --execute IN.ipynb, not both\n"
                              "Run 'rtorch-studio --help' for usage.\n");
+  auto usage_error = [](const std::string& what) {
+    return CommandLineExit(2, "rtorch-studio: " + what + "\nRun 'rtorch-studio --help' for usage.\n");
+  };
+  if (output->count() > 0 && options.execute_input.empty() && options.render_view.empty())
+    throw usage_error("--output goes with --execute IN.ipynb or --render VIEW");
+  if (!options.render_view.empty()) {
+    if (!options.execute_input.empty() || !options.notebook.empty())
+      throw usage_error("--render draws a profile; it takes no notebook and no --execute");
+    if (options.render_session.empty() && options.render_trace.empty())
+      throw usage_error("--render needs a profile: --session DB[:N] (a store; `rtorch trace list DB` lists it) or "
+                        "--trace FILE");
+    if (options.execute_output.empty()) throw usage_error("--render needs --output PNG");
+  }
   if (options.run_all && options.notebook.empty())
     throw CommandLineExit(2, "rtorch-studio: --run-all needs a notebook to run: rtorch-studio --run-all NOTEBOOK.ipynb\n"
                              "(for a run without a window use --execute IN.ipynb --output OUT.ipynb)\n");

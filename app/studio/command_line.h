@@ -3,6 +3,7 @@
 //   rtorch-studio [NOTEBOOK.ipynb]                       open the window (on that notebook)
 //   rtorch-studio --run-all NOTEBOOK.ipynb               open it and run every cell once the kernel is up
 //   rtorch-studio --execute IN.ipynb --output OUT.ipynb [--allow-errors] [--timeout S]   headless run
+//   rtorch-studio --render timeline|memory|scalars --session DB[:N] | --trace FILE --output PNG [--size WxH]
 //   rtorch-studio --help | --version
 //
 //   StudioOptions options = parse_command_line(argc, argv);   // throws CommandLineExit for help/version/errors
@@ -23,15 +24,22 @@ struct StudioOptions {
   bool run_all = false;  // Run All once the kernel has started (needs a notebook)
   // Headless execution (--execute): no window, no display needed.
   std::string execute_input;
-  std::string execute_output;  // default: overwrite the input, as `jupyter nbconvert --execute --inplace`
+  std::string execute_output;  // default: overwrite the input, as `jupyter nbconvert --execute --inplace`;
+                               // with --render, the PNG to write
   bool allow_errors = false;
   std::optional<double> timeout_seconds;  // per cell
+  // Drawing one view of a profile into a PNG (--render): no window, but an OpenGL display (xvfb-run -a).
+  std::string render_view;     // timeline | memory | scalars
+  std::string render_session;  // DB or DB:N (a store and a session id; without N the newest)
+  std::string render_trace;    // a Chrome/Perfetto trace instead of a store
+  std::string render_size = "1600x900";
   // Hooks.
   bool exit_after_shown = false;
   int idle_ms_before_exit = 0;  // with exit_after_shown: then wait for the kernel to be idle this long, report RSS
   int autosave_interval_ms = 30000;
 
   bool headless() const { return !execute_input.empty(); }
+  bool render() const { return !render_view.empty(); }
 };
 
 // Thrown for --help, --version (exit_code 0, message on stdout) and usage errors (exit_code 2, message on stderr).

@@ -1,5 +1,6 @@
 // rtorch-studio — the RustyTorch++ notebook studio. `rtorch-studio --help` lists the options (command_line.h);
-// the window is the shell (shell/studio_startup.h), `--execute` the headless runner (headless_execute.h).
+// the window is the shell (shell/studio_startup.h), `--execute` the headless runner (headless_execute.h),
+// `--render` a view drawn into a PNG (render_command.h).
 #include <QApplication>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 
 #include "command_line.h"
 #include "headless_execute.h"
+#include "render_command.h"
 #include "shell/studio_startup.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +21,7 @@ int main(int argc, char** argv) {
     return e.exit_code;
   }
   if (options.headless()) return execute_headless(options);
+  if (options.render()) return render_to_png(options, argc, argv);
 
   const auto set = [](const char* name) { const char* v = std::getenv(name); return v && *v; };
   if (!set("DISPLAY") && !set("WAYLAND_DISPLAY") && !set("QT_QPA_PLATFORM")) {

@@ -1,12 +1,12 @@
 // app/studio/panels/builtin_panels.h — the panels the studio ships, in the order View > Panels lists them.
 //
 //   PanelRegistry registry;
-//   register_builtin_panels(registry);      // Variables; later Timeline, Memory, Graph, Debugger
+//   register_builtin_panels(registry);      // Variables, Timeline, Memory, Scalars, Debugger, Graph, Grad norms
 //   MainWindow window(registry, kernel);
 //
-// Adding a panel: write panels/<name>_panel.{h,cpp} implementing StudioPanel (shell/panel.h), add the source to
-// app/studio/CMakeLists.txt's rt_studio_panels and one registry.add line in builtin_panels.cpp. The shell is not
-// touched.
+// Adding a panel: implement StudioPanel (shell/panel.h) in panels/ (or a folder of its own with a
+// register_*_panels function, as viz_panels/ and debugger/ do) and add one line to builtin_panels.cpp. The shell
+// is not touched.
 #pragma once
 
 namespace rt::studio {

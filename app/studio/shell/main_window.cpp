@@ -82,12 +82,34 @@ MainWindow::~MainWindow() {
 
 // [SECTION] panels and layout
 
+namespace {
+
+bool platform_has_opengl_windows() {
+  const QString platform = QGuiApplication::platformName();
+  return platform != QLatin1String("offscreen") && platform != QLatin1String("minimal");
+}
+
+QWidget* opengl_notice(const StudioPanel& panel, QWidget* parent) {
+  auto* label = new QLabel(
+      QObject::tr("The %1 panel draws with OpenGL, which the Qt platform '%2' does not provide.\nRun the studio on "
+                  "a display (or under xvfb-run -a) to use it.")
+          .arg(panel.title(), QGuiApplication::platformName()),
+      parent);
+  label->setObjectName(QStringLiteral("openglNotice"));
+  label->setAlignment(Qt::AlignCenter);
+  label->setWordWrap(true);
+  return label;
+}
+
+}  // namespace
+
 void MainWindow::create_panels(const PanelRegistry& panels) {
   const PanelContext context{&kernel_};
   for (const auto& panel : panels.panels()) {
     auto* dock = new QDockWidget(panel->title(), this);
     dock->setObjectName(panel->id());
-    dock->setWidget(panel->create_widget(context, dock));
+    dock->setWidget(panel->needs_opengl() && !platform_has_opengl_windows() ? opengl_notice(*panel, dock)
+                                                                           : panel->create_widget(context, dock));
     addDockWidget(panel->default_area(), dock);
     dock->setVisible(panel->starts_visible());
     panels_menu_->addAction(dock->toggleViewAction());

@@ -24,6 +24,9 @@
 // - create_widget is called once per main window, on the GUI thread, after the kernel client exists; the
 //   returned widget is owned by `parent` (the dock). It must not block: no waiting on the kernel.
 // - starts_visible() decides visibility only when no saved layout exists yet.
+// - needs_opengl(): the widget draws with OpenGL (a QOpenGLWidget, e.g. the Dear ImGui panels). On a Qt platform
+//   without OpenGL windows (offscreen, minimal: tests, headless hosts) the shell shows a notice in the dock instead
+//   of calling create_widget, since one QOpenGLWidget makes such a window's every repaint crash.
 #pragma once
 #include <QString>
 #include <QWidget>
@@ -48,6 +51,7 @@ class StudioPanel {
   virtual QString title() const = 0;
   virtual Qt::DockWidgetArea default_area() const { return Qt::RightDockWidgetArea; }
   virtual bool starts_visible() const { return true; }
+  virtual bool needs_opengl() const { return false; }
   virtual QWidget* create_widget(const PanelContext& context, QWidget* parent) = 0;
 };
 

@@ -15,6 +15,7 @@
 #include "rt/dispatch.h"
 #include "rt/error.h"
 #include "rt/prof/cupti_collector.h"
+#include "rt/prof/session_registry.h"
 #include "session/batch_merge.h"
 #include "session/periodic_task.h"
 #include "session/store_sink.h"
@@ -139,6 +140,8 @@ Session::~Session() {
     } catch (...) {  // a destructor must not throw; the session's data dies with it anyway
     }
   }
+  // The studio's views may still show this session: the registry takes its final data.
+  SessionRegistry::instance().retire(*this, std::move(state_->data));
 }
 
 const SessionOptions& Session::options() const { return state_->options; }
@@ -227,6 +230,7 @@ void Session::start() {
   }
   s.phase = Phase::Recording;
   g_active = true;
+  SessionRegistry::instance().add(*this, d.start_ns);  // not yet listed, so no lock-order cycle
 }
 
 void Session::stop() {

@@ -81,11 +81,31 @@ class ShellPanelsTest : public QObject {
     QCOMPARE(registry.panels().size(), std::size_t(1));
   }
 
-  void builtin_panels_include_variables() {
+  void builtin_panels_include_variables_and_the_visualizers() {
     PanelRegistry registry;
     register_builtin_panels(registry);
     QVERIFY(registry.find("variables"));
     QCOMPARE(registry.find("variables")->title(), QStringLiteral("Variables"));
+    for (const char* id : {"timeline", "memory", "scalars", "debugger", "graph", "grad_norms"}) {
+      QVERIFY2(registry.find(id), id);
+      QVERIFY2(registry.find(id)->needs_opengl(), id);
+    }
+    QVERIFY(!registry.find("variables")->needs_opengl());
+  }
+
+  void opengl_panels_show_a_notice_on_a_platform_without_opengl() {
+    QCOMPARE(QGuiApplication::platformName(), QStringLiteral("offscreen"));  // how this test runs
+    PanelRegistry registry;
+    register_builtin_panels(registry);
+    MainWindow w(registry, *kernel_);
+    w.show();
+    QDockWidget* timeline = w.panel_dock("timeline");
+    QVERIFY(timeline);
+    auto* notice = qobject_cast<QLabel*>(timeline->widget());
+    QVERIFY(notice);
+    QCOMPARE(notice->objectName(), QStringLiteral("openglNotice"));
+    QVERIFY(notice->text().contains("offscreen"));
+    QVERIFY(notice->text().contains("xvfb-run"));
   }
 
   void each_panel_becomes_a_dock_listed_in_view_panels() {
@@ -113,9 +133,13 @@ class ShellPanelsTest : public QObject {
 
     auto* menu = w.findChild<QMenu*>("menuPanels");
     QVERIFY(menu);
-    QStringList titles;
+    QStringList titles, expected;
     for (QAction* a : menu->actions()) titles << a->text();
-    QCOMPARE(titles, (QStringList{"Variables", "Probe probe-bottom", "Probe probe_hidden"}));
+    PanelRegistry builtin;
+    register_builtin_panels(builtin);
+    for (const auto& panel : builtin.panels()) expected << panel->title();
+    expected << "Probe probe-bottom" << "Probe probe_hidden";
+    QCOMPARE(titles, expected);
     QAction* toggle = w.panel_dock("probe_hidden")->toggleViewAction();
     toggle->trigger();
     QVERIFY(w.panel_dock("probe_hidden")->isVisible());

@@ -155,3 +155,55 @@ def test_run_all_needs_a_notebook():
     r = run(["--run-all"])
     assert r.returncode == 2
     assert "--run-all needs a notebook" in r.stderr
+
+
+def make_store(tmp_path):
+    store = tmp_path / "runs.sqlite"
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import rustytorch as rt\n"
+        "from rustytorch import nn\n"
+        "rt.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))\n"
+        "opt = rt.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x, y = rt.randn(32, 8), rt.randint(0, 2, (32,))\n"
+        "with rt.profiler.profile(profile_memory=True, record_shapes=True, store=%r) as prof:\n"
+        "    for _ in range(3):\n"
+        "        loss = nn.functional.cross_entropy(model(x), y)\n"
+        "        opt.zero_grad(); loss.backward(); opt.step()\n"
+        "        rt.profiler.counter('loss', loss.item())\n"
+        "        prof.step()\n" % str(store))
+    rtorch = os.path.join(os.path.dirname(STUDIO), "rtorch")
+    r = subprocess.run([rtorch, "run", str(script)], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    return store
+
+
+@pytest.mark.parametrize("view", ["timeline", "memory", "scalars"])
+def test_render_draws_a_stored_session_into_a_png(tmp_path, view):
+    store = make_store(tmp_path)
+    png = tmp_path / f"{view}.png"
+    r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", view, "--session", f"{store}:1", "--output", str(png),
+                        "--size", "800x400"], capture_output=True, text=True, timeout=180,
+                       env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (width, height) == (800, 400)
+
+
+def test_render_errors_name_the_problem(tmp_path):
+    store = make_store(tmp_path)
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"))
+    r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", "memory", "--session", f"{store}:7", "--output",
+                        str(tmp_path / "m.png")], capture_output=True, text=True, timeout=180, env=env)
+    assert r.returncode == 2
+    assert "rtorch trace list" in r.stderr
+    r = run(["--render", "graph", "--session", str(store), "--output", str(tmp_path / "g.png")])
+    assert r.returncode == 2
+    assert "Graph panel" in r.stderr
+    r = run(["--render", "timeline", "--output", str(tmp_path / "t.png")])
+    assert r.returncode == 2
+    assert "--session" in r.stderr

@@ -1,0 +1,85 @@
+// viz_panels/session_picker.h — the toolbar of a visualizer panel that chooses its session: a list of
+// the sessions recorded in this process (live training from the notebook, refreshed while it records)
+// and of the sessions of opened stores and traces, with "Open store…" and "Open trace…" buttons.
+//
+//   auto* picker = new SessionPicker(parent);
+//   connect(picker, &SessionPicker::sessionLoaded, this, [host](auto data, bool live) { ... });
+//   picker->openStore("runs.sqlite");     // what "Open store…" does after its file dialog
+//
+// Contracts
+// - sessionLoaded is emitted on the GUI thread after the user (or openStore/openTrace/choose) picks a
+//   session, and every kLiveRefreshMs while the chosen live session records (with a fresh snapshot).
+// - Errors (unreadable file, vanished session) are shown in the toolbar and emitted as failed(); the
+//   previous session stays shown. Loading runs on the GUI thread.
+// - Live entries come from rt::prof::SessionRegistry, polled every kListRefreshMs while visible.
+#pragma once
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "rt/prof/events.h"
+#include "viz_panels/session_source.h"
+
+class QComboBox;
+class QLabel;
+class QHBoxLayout;
+
+namespace rt::studio {
+
+class SessionPicker : public QWidget {
+  Q_OBJECT
+
+ public:
+  static constexpr int kListRefreshMs = 1000;
+  static constexpr int kLiveRefreshMs = 500;
+
+  explicit SessionPicker(QWidget* parent = nullptr);
+
+  // Lists the store's sessions and shows the newest; false (and the reason shown) when it cannot be read.
+  bool openStore(const QString& path);
+  bool openTrace(const QString& path);
+  // Shows entry `index` of the list (as if the user chose it).
+  bool choose(int index);
+  int count() const;
+  QString entryText(int index) const;
+  QString errorText() const;
+  // Extra widgets (e.g. the scalars panel's "Overlay" check box) go at the end of the toolbar.
+  void addTrailingWidget(QWidget* widget);
+
+ public slots:
+  void refreshLiveSessions();
+
+ signals:
+  void sessionLoaded(std::shared_ptr<const rt::prof::SessionData> data, bool live);
+  void failed(const QString& message);
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+  void hideEvent(QHideEvent* event) override;
+
+ private:
+  struct Entry {
+    SessionSource source;
+    QString text;
+    bool recording = false;
+  };
+  void rebuild_combo(int select);
+  bool load(int index);
+  void show_error(const QString& message);
+  void refresh_current_live();
+
+  QComboBox* combo_ = nullptr;
+  QLabel* status_ = nullptr;
+  QHBoxLayout* row_ = nullptr;
+  std::vector<Entry> live_;     // from the registry, newest first
+  std::vector<Entry> opened_;   // from stores and traces, in the order opened
+  int current_ = -1;            // index into the combined list
+  bool rebuilding_ = false;
+  QTimer list_timer_;
+  QTimer live_timer_;
+};
+
+}  // namespace rt::studio

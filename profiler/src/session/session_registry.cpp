@@ -1,0 +1,89 @@
+#include "rt/prof/session_registry.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace rt::prof {
+
+SessionRegistry& SessionRegistry::instance() {
+  static auto* registry = new SessionRegistry;  // never destroyed: Sessions may outlive static destruction
+  return *registry;
+}
+
+uint64_t SessionRegistry::add(const Session& session, int64_t start_ns) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (entries_.size() >= kCapacity) {
+    // See Note [Registry bounds]: the caller is the one recording session, and it is not listed yet.
+    auto victim = std::find_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.session; });
+    if (victim == entries_.end()) victim = entries_.begin();
+    entries_.erase(victim);
+  }
+  Entry e;
+  e.id = next_id_++;
+  e.name = session.options().name.empty() ? "session " + std::to_string(e.id) : session.options().name;
+  e.start_ns = start_ns;
+  e.session = &session;
+  e.store_path = session.options().store_path;
+  entries_.push_back(std::move(e));
+  ++generation_;
+  return entries_.back().id;
+}
+
+void SessionRegistry::retire(const Session& session, SessionData&& final_data) noexcept {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.session == &session; });
+  if (it == entries_.end()) return;
+  const size_t records = final_data.ops.size() + final_data.gpu.size() + final_data.memory.size() +
+                         final_data.counters.size() + final_data.steps.size();
+  try {
+    if (records > kKeepRecords) throw std::length_error("too big to keep");
+    it->counts = session.counts();
+    it->store_session_id = session.store_session_id();
+    it->kept = std::make_shared<const SessionData>(std::move(final_data));
+  } catch (...) {  // too big, or out of memory: nothing to keep
+    entries_.erase(it);
+    ++generation_;
+    return;
+  }
+  it->session = nullptr;
+  ++generation_;
+}
+
+std::vector<RegisteredSession> SessionRegistry::list() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::vector<RegisteredSession> out;
+  out.reserve(entries_.size());
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    RegisteredSession r;
+    r.id = it->id;
+    r.name = it->name;
+    r.start_ns = it->start_ns;
+    r.store_path = it->store_path;
+    if (it->session) {
+      r.recording = it->session->recording();
+      r.counts = it->session->counts();
+      r.store_session_id = it->session->store_session_id();
+    } else {
+      r.alive = false;
+      r.counts = it->counts;
+      r.store_session_id = it->store_session_id;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::shared_ptr<const SessionData> SessionRegistry::snapshot(uint64_t id) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.id == id; });
+  if (it == entries_.end()) return nullptr;
+  if (it->session) return std::make_shared<const SessionData>(it->session->snapshot());
+  return it->kept;
+}
+
+uint64_t SessionRegistry::generation() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return generation_;
+}
+
+}  // namespace rt::prof
