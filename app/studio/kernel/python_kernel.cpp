@@ -19,6 +19,7 @@
 #include "namespace_inspector.h"
 #include "output_capture.h"
 #include "python_runtime.h"
+#include "rt/prof/session.h"
 
 namespace rt::studio {
 
@@ -153,6 +154,7 @@ void PythonKernel::Impl::interpreter_main() {
   sigemptyset(&unblock);
   sigaddset(&unblock, SIGINT);
   pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+  prof::set_thread_name("kernel");  // the timeline's name for the thread every cell runs on
   const bool started = start_python();
   run_loop();
   if (started) shut_down_python();
