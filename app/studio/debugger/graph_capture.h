@@ -7,11 +7,10 @@
 //   g.leaves[0].first;                  // "fc1 [16, 8]": the feeding node's module and the leaf's shape
 //
 // Contracts
-// - The snapshot follows rt/autograd/graph_snapshot.h exactly (ids are node addresses, nodes ordered by
-//   sequence_nr descending, AccumulateGrad leaves last in breadth-first order), starting from `root`
-//   instead of a tensor's grad_fn.
-// - Leaf names are "<module> <shape>" where <module> is the forward module of the first node that feeds
-//   the leaf ("(top) <shape>" at top level); repeated names get " #2", " #3", ...
+// - The snapshot is rt::autograd::snapshot_graph(root) (ids are node addresses, nodes ordered by
+//   sequence_nr descending, AccumulateGrad leaves last in breadth-first order).
+// - Leaf names are "<module> <shape>" where <module> is the forward module of the first node in that order
+//   that feeds the leaf ("(top) <shape>" at top level); repeated names get " #2", " #3", ...
 // - Reads the graph only; call it on the thread that runs the backward (nodes are not locked).
 #pragma once
 #include <string>

@@ -8,7 +8,7 @@
 
 namespace rt::autograd {
 
-GraphSnapshot snapshot_graph(const TensorList& roots) {
+std::vector<const Node*> reachable_nodes(const std::vector<const Node*>& roots) {
   std::vector<const Node*> found;  // breadth-first discovery order
   std::unordered_set<const Node*> seen;
   std::deque<const Node*> queue;
@@ -18,8 +18,7 @@ GraphSnapshot snapshot_graph(const TensorList& roots) {
       queue.push_back(n);
     }
   };
-  for (const auto& r : roots)
-    if (r.defined()) visit(r.grad_fn().get());
+  for (const Node* r : roots) visit(r);
   while (!queue.empty()) {
     const Node* n = queue.front();
     queue.pop_front();
@@ -31,7 +30,12 @@ GraphSnapshot snapshot_graph(const TensorList& roots) {
   std::stable_sort(order.begin(), order.end(),
                    [](const Node* a, const Node* b) { return a->sequence_nr() > b->sequence_nr(); });
   order.insert(order.end(), leaves.begin(), leaves.end());
+  return order;
+}
 
+namespace {
+
+GraphSnapshot snapshot_of(const std::vector<const Node*>& order) {
   GraphSnapshot g;
   g.nodes.reserve(order.size());
   for (const Node* n : order) {
@@ -57,5 +61,16 @@ GraphSnapshot snapshot_graph(const TensorList& roots) {
   }
   return g;
 }
+
+}  // namespace
+
+GraphSnapshot snapshot_graph(const TensorList& roots) {
+  std::vector<const Node*> nodes;
+  for (const auto& r : roots)
+    if (r.defined()) nodes.push_back(r.grad_fn().get());
+  return snapshot_of(reachable_nodes(nodes));
+}
+
+GraphSnapshot snapshot_graph(const Node& root) { return snapshot_of(reachable_nodes({&root})); }
 
 }  // namespace rt::autograd

@@ -54,6 +54,13 @@ struct GraphSnapshot {
   std::vector<GraphEdgeInfo> edges;
 };
 
+class Node;
+
 GraphSnapshot snapshot_graph(const TensorList& roots);
+// The graph below one node (an observer that sees nodes, not tensors: the debugger's first node).
+GraphSnapshot snapshot_graph(const Node& root);
+// The nodes themselves, in the snapshot's order; valid while the graph lives (a view that needs more
+// than the copies, e.g. the leaves' tensors).
+std::vector<const Node*> reachable_nodes(const std::vector<const Node*>& roots);
 
 }  // namespace rt::autograd
