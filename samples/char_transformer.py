@@ -153,6 +153,8 @@ def main():
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        rt.profiler.counter("loss", loss)            # a Scalars chart when profiled; a no-op otherwise
+        rt.profiler.counter("lr", scheduler.get_last_lr()[0])
         scheduler.step()
         if step % max(1, steps // 10) == 0 or step == steps:
             with rt.no_grad():

@@ -207,3 +207,29 @@ def test_render_errors_name_the_problem(tmp_path):
     r = run(["--render", "timeline", "--output", str(tmp_path / "t.png")])
     assert r.returncode == 2
     assert "--session" in r.stderr
+
+
+ARTIFACTS = os.path.join(os.environ.get("RT_BUILD_DIR", os.path.dirname(os.path.dirname(STUDIO))), "test-artifacts")
+
+
+@pytest.mark.parametrize("sample", ["digits_cnn", "char_transformer"])
+def test_render_every_view_of_a_profiled_sample(tmp_path, sample):
+    """Profiles a sample with rtorch run (as a user would), then draws each panel of its stored session into
+    build/test-artifacts/render-<sample>-<view>.png and checks the pictures are not blank."""
+    store = tmp_path / "runs.sqlite"
+    rtorch = os.path.join(os.path.dirname(STUDIO), "rtorch")
+    r = subprocess.run([rtorch, "run", "--store", str(store), os.path.join(SAMPLES, f"{sample}.py"), "--quick"],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    for view in ("timeline", "memory", "scalars"):
+        png = os.path.join(ARTIFACTS, f"render-{sample}-{view}.png")
+        r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", view, "--session", str(store), "--output", png,
+                            "--size", "1400x700"], capture_output=True, text=True, timeout=180,
+                           env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
+        assert r.returncode == 0, r.stdout + r.stderr
+        from PIL import Image
+        image = Image.open(png).convert("RGB")
+        assert image.size == (1400, 700)
+        colors = image.getcolors(maxcolors=1 << 20)
+        assert colors is not None and len(colors) > 20, f"{view} of {sample} looks blank ({len(colors or [])} colors)"

@@ -25,6 +25,10 @@ ScalarsDraw::ScalarsDraw(std::vector<std::shared_ptr<const prof::SessionData>> s
     for (const ScalarSeries& s : sets_.back().series()) names.insert(s.name);
   }
   names_.assign(names.begin(), names.end());
+  // Without step markers every sample falls in step 0, a vertical line: plot against time instead (the combo
+  // still offers steps).
+  if (std::all_of(data_.begin(), data_.end(), [](const auto& d) { return d->steps.size() < 2; }))
+    axis_ = OverlayAxis::RelativeTime;
 }
 
 void ScalarsDraw::set_smoothing(double weight) {
