@@ -4,6 +4,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 namespace rt::studio {
 
@@ -66,12 +68,22 @@ VizPanelWidget::VizPanelWidget(VizView view, std::shared_ptr<SharedTimeCursor> c
 SessionViewContent* VizPanelWidget::content() const { return dynamic_cast<SessionViewContent*>(host_->content()); }
 
 void VizPanelWidget::show_session(std::shared_ptr<const prof::SessionData> data, bool live) {
-  // A live refresh replaces the previous snapshot of the same session instead of overlaying it.
-  const bool overlay = overlay_ && overlay_->isChecked() && !(live && last_was_live_);
+  // A live refresh replaces the previous snapshot of the same session instead of overlaying it, and keeps a
+  // zoomed-in timeline window where it was (a fitted one keeps fitting the growing session).
+  const bool refresh = live && last_was_live_;
+  std::optional<std::pair<int64_t, int64_t>> zoomed;
+  if (SessionViewContent* old = refresh ? content() : nullptr; old && old->timeline()) {
+    const viz::draw::TimelineDraw& t = *old->timeline();
+    if (t.view().t0() > t.model().first_ns() || t.view().t1() < t.model().last_ns())
+      zoomed = {t.view().t0(), t.view().t1()};
+  }
+  const bool overlay = overlay_ && overlay_->isChecked() && !refresh;
   if (overlay) sessions_.push_back(std::move(data));
   else sessions_.assign(1, std::move(data));
   last_was_live_ = live;
-  host_->setContent(std::make_unique<SessionViewContent>(view_, sessions_, cursor_->cursor));
+  auto next = std::make_unique<SessionViewContent>(view_, sessions_, cursor_->cursor);
+  if (zoomed && next->timeline()) next->timeline()->set_window(zoomed->first, zoomed->second);
+  host_->setContent(std::move(next));
 }
 
 }  // namespace rt::studio

@@ -162,6 +162,38 @@ class VizPanelsTest : public QObject {
     QVERIFY(!panel->content()->memory()->model().devices().empty());
     QVERIFY(wait_until([&] { return panel->host()->framesDrawn() >= 1; }, 10000));
   }
+
+  void a_zoomed_timeline_stays_zoomed_while_the_session_records() {
+    PanelRegistry registry;
+    register_visualizer_panels(registry);
+    QMainWindow window;
+    window.resize(1200, 500);
+    auto* panel = qobject_cast<VizPanelWidget*>(registry.find("timeline")->create_widget({}, &window));
+    window.setCentralWidget(panel);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+    rt::prof::SessionOptions options;
+    options.name = "live timeline";
+    options.flush_interval = std::chrono::milliseconds(20);
+    rt::prof::Session live(options);
+    live.start();
+    rt::Tensor t = rt::randn({64, 64});
+    for (int i = 0; i < 20; ++i) t = rt::matmul(t, t) * 0.01;
+    panel->picker()->refreshLiveSessions();
+    QVERIFY(wait_until([&] { return panel->content() && panel->content()->data().name == "live timeline" &&
+                                    !panel->content()->data().ops.empty(); }, 10000));
+    const rt::viz::draw::TimelineDraw* first = panel->content()->timeline();
+    QVERIFY(first);
+    const int64_t t0 = first->model().first_ns(), t1 = t0 + (first->model().last_ns() - t0) / 2;
+    panel->content()->timeline()->set_window(t0, t1);
+    const size_t before = panel->content()->data().ops.size();
+    for (int i = 0; i < 20; ++i) t = rt::matmul(t, t) * 0.01;
+    QVERIFY(wait_until([&] { return panel->content()->data().ops.size() > before; }, 10000));
+    QCOMPARE(panel->content()->timeline()->view().t0(), t0);
+    QCOMPARE(panel->content()->timeline()->view().t1(), t1);
+    live.stop();
+  }
 };
 
 int main(int argc, char** argv) {
