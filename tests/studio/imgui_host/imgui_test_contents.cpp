@@ -80,16 +80,6 @@ QString artifacts_dir() {
   return dir;
 }
 
-bool wait_until(const std::function<bool()>& done, int timeout_ms) {
-  QElapsedTimer clock;
-  clock.start();
-  while (!done() && clock.elapsed() < timeout_ms) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    QThread::msleep(2);
-  }
-  return done();
-}
-
 int count_color(const QImage& image, const QRect& area, QColor color, int tolerance) {
   int n = 0;
   const QRect r = area.intersected(image.rect());

@@ -20,6 +20,8 @@
 
 #include "imgui_host/imgui_content.h"
 
+#include "../qt_wait.h"  // wait_until
+
 namespace rt::studio::test {
 
 // A filled rectangle of `color` at (20,20)-(120,80) logical pixels, a white text line below it, and a green
@@ -78,8 +80,6 @@ class ThrowingContent final : public ImGuiContent {
 
 // The artifacts folder of the build tree (created on demand).
 QString artifacts_dir();
-// Processes events until done() or timeout_ms; returns done().
-bool wait_until(const std::function<bool()>& done, int timeout_ms);
 // Processes events until `count()` has not changed for quiet_ms (at most timeout_ms); returns the final count.
 template <typename Count>
 auto settle_count(Count count, int quiet_ms = 300, int timeout_ms = 10000) {

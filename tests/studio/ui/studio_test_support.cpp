@@ -41,16 +41,6 @@ void ModalAnswerer::poll() {
   }
 }
 
-bool wait_until(const std::function<bool()>& done, int timeout_ms) {
-  QElapsedTimer clock;
-  clock.start();
-  while (!done() && clock.elapsed() < timeout_ms) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    QThread::msleep(2);
-  }
-  return done();
-}
-
 std::pair<int, QString> run_python(const QString& code, const QStringList& args) {
   QProcess p;
   p.setProcessChannelMode(QProcess::MergedChannels);

@@ -15,6 +15,8 @@
 
 #include <functional>
 
+#include "../qt_wait.h"  // wait_until
+
 namespace rt::studio::test {
 
 // Points QSettings (user scope) and RT_STUDIO_RECOVERY_DIR at a fresh temporary folder for the test's lifetime.
@@ -47,8 +49,6 @@ class ModalAnswerer : public QObject {
   QTimer timer_;
 };
 
-// Processes events until `done()` or `timeout_ms`; returns done().
-bool wait_until(const std::function<bool()>& done, int timeout_ms);
 
 // Runs nbformat.read + nbformat.validate on the file; returns "" when valid, else Python's message.
 QString nbformat_validate(const QString& path);
