@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, runs the engine tests under
-# AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/; engine, profiler and view models, no Python), then the full suite
+# AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/; engine, allocator, profiler and view models, no Python, no CUDA:
+# it also tests the build without the CUDA backend), then the full suite
 # (build/) through ctest, whose summary is printed last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,14 +11,14 @@ scripts/setup.sh
 jobs=$(nproc)
 
 echo "== sanitizer build (build-asan/) =="
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_SANITIZE=ON -DRT_BUILD_PYTHON=OFF \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_SANITIZE=ON -DRT_BUILD_PYTHON=OFF -DRT_CUDA=OFF \
   -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build-asan -j "$jobs"
 echo "== sanitizer tests =="
 if ! (cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" \
-      ctest -j "$jobs" --output-on-failure -L 'engine|profiler|viz' --timeout 600 >ctest.log 2>&1); then
+      ctest -j "$jobs" --output-on-failure -L 'engine|kernels|profiler|viz' --timeout 600 >ctest.log 2>&1); then
   cat build-asan/ctest.log
   echo "test.sh: sanitizer tests failed (log: build-asan/ctest.log)" >&2
   exit 1

@@ -72,11 +72,27 @@ Json python_section() {
   }
 }
 
+Json cuda_devices(const CudaBackend& cuda) {
+  Json devices = Json::array();
+  for (const CudaBackend::Device& d : cuda.devices)
+    devices.push_back({{"index", d.index},
+                       {"name", d.name},
+                       {"capability", fmt::format("{}.{}", d.major, d.minor)},
+                       {"total memory", d.total_memory},
+                       {"multiprocessors", d.multiprocessors}});
+  return devices;
+}
+
+// CUDA: what the engine reports (built, usable, version, its devices); "GPU devices": what the
+// driver shows, found by dlopen whether or not this build can use them.
 Json optional_section() {
   const GpuProbe gpu = probe_gpu();
+  const CudaBackend cuda = probe_cuda_backend();
   Json parts = Json::object();
-  for (const OptionalPart& part : probe_optional_parts(gpu))
+  for (const OptionalPart& part : probe_optional_parts(gpu, cuda))
     parts[part.name] = {{"built", part.built}, {"usable", part.usable}, {"detail", part.detail}};
+  parts["CUDA"]["version"] = cuda.version;
+  parts["CUDA"]["devices"] = cuda_devices(cuda);
   Json devices = Json::array();
   for (const auto& d : gpu.devices) devices.push_back(d);
   parts["GPU devices"] = devices;
@@ -120,14 +136,22 @@ void print_text(const Json& info) {
     for (const char* module : {"numpy", "torch"}) row(module, module_text(py[module], true));
   }
   fmt::print("\noptional parts\n");
-  for (const auto& [name, part] : info["optional"].items()) {
+  const Json& optional = info["optional"];
+  for (const auto& [name, part] : optional.items()) {
     if (name == "GPU devices") {
-      for (const auto& device : part) row("GPU", device.get<std::string>());
+      if (optional["CUDA"]["devices"].empty())  // otherwise listed under CUDA
+        for (const auto& device : part) row("GPU", device.get<std::string>());
       continue;
     }
     const std::string state = part["built"].get<bool>() ? (part["usable"].get<bool>() ? "usable" : "built, not usable")
                                                         : "not built";
     row(name, fmt::format("{} — {}", state, part["detail"].get<std::string>()));
+    if (name == "CUDA")
+      for (const auto& d : part["devices"])
+        row(fmt::format("  cuda:{}", d["index"].get<int>()),
+            fmt::format("{}, compute {}, {:.1f} GiB, {} multiprocessors", d["name"].get<std::string>(),
+                        d["capability"].get<std::string>(), d["total memory"].get<double>() / (1ull << 30),
+                        d["multiprocessors"].get<int>()));
   }
 }
 

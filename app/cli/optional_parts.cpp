@@ -5,14 +5,11 @@
 
 #include <initializer_list>
 
+#include "rt/cuda.h"
+
 namespace rt::cli {
 namespace {
 
-#ifdef RT_WITH_CUDA
-constexpr bool kCudaBuilt = true;
-#else
-constexpr bool kCudaBuilt = false;
-#endif
 #ifdef RT_WITH_CUPTI
 constexpr bool kCuptiBuilt = true;
 #else
@@ -72,6 +69,17 @@ void name_devices(GpuProbe& gpu) {
   }
 }
 
+// The engine's CUDA version, then its devices' count or why none is usable; a build without CUDA
+// also says whether one with it would find a GPU here.
+std::string cuda_detail(const CudaBackend& cuda, const GpuProbe& gpu) {
+  if (cuda.available) return fmt::format("{}; {} device(s)", cuda.version, cuda.devices.size());
+  if (cuda.built) return fmt::format("{}; {}", cuda.version, cuda.reason);
+  if (gpu.device_count > 0)
+    return fmt::format("{} (this machine has {} GPU(s), driver {})", cuda.reason, gpu.device_count,
+                       version_text(gpu.driver_version));
+  return fmt::format("{} (and no GPU here: {})", cuda.reason, gpu.error);
+}
+
 }  // namespace
 
 GpuProbe probe_gpu() {
@@ -106,12 +114,22 @@ GpuProbe probe_gpu() {
   return gpu;
 }
 
-std::vector<OptionalPart> probe_optional_parts(const GpuProbe& gpu) {
+CudaBackend probe_cuda_backend() {
+  CudaBackend cuda;
+  cuda.built = rt::cuda::is_built();
+  cuda.available = rt::cuda::is_available();
+  cuda.version = rt::cuda::version_string();
+  cuda.reason = rt::cuda::unavailable_reason();
+  if (!cuda.available) return cuda;
+  for (int i = 0; i < rt::cuda::device_count(); ++i) {
+    const rt::cuda::DeviceProperties p = rt::cuda::device_properties(i);
+    cuda.devices.push_back({i, p.name, p.major, p.minor, p.total_memory, p.multiprocessors});
+  }
+  return cuda;
+}
+
+std::vector<OptionalPart> probe_optional_parts(const GpuProbe& gpu, const CudaBackend& cuda) {
   const bool has_gpu = gpu.device_count > 0;
-  const std::string gpu_text =
-      has_gpu ? fmt::format("{} GPU(s), CUDA runtime {}, driver {}", gpu.device_count,
-                            version_text(gpu.runtime_version), version_text(gpu.driver_version))
-              : fmt::format("no GPU: {}", gpu.error);
   auto prefix = [](bool built, const char* how) {
     return built ? std::string() : fmt::format("needs {}; ", how);
   };
@@ -120,7 +138,7 @@ std::vector<OptionalPart> probe_optional_parts(const GpuProbe& gpu) {
   };
 
   std::vector<OptionalPart> parts;
-  parts.push_back({"CUDA", kCudaBuilt, kCudaBuilt && has_gpu, prefix(kCudaBuilt, "the CUDA backend") + gpu_text});
+  parts.push_back({"CUDA", cuda.built, cuda.available, cuda_detail(cuda, gpu)});
   const LoadedLibrary cupti = load_first({"libcupti.so", "libcupti.so.13", "libcupti.so.12"});
   parts.push_back({"CUPTI", kCuptiBuilt, kCuptiBuilt && has_gpu && cupti.handle,
                    prefix(kCuptiBuilt, "the CUDA backend with CUPTI") + library_text(cupti, "libcupti")});

@@ -19,6 +19,7 @@
 #include "rt/autograd/grad_mode.h"
 #include "rt/dispatch.h"
 #include "rt/error.h"
+#include "memory_events.h"
 
 namespace rt {
 namespace {
@@ -32,7 +33,6 @@ std::atomic<size_t> g_cpu_peak{0};
 thread_local MemoryCategory t_category = MemoryCategory::Other;
 thread_local bool t_category_explicit = false;
 
-// total_after: bytes allocated on the device once this event has happened.
 void emit(bool is_alloc, const void* p, size_t bytes, Device d, MemoryCategory c, size_t total_after) {
   if (!(detail::g_dispatch_flags.load(std::memory_order_relaxed) & detail::kObserved)) return;
   EventRecorder* recorder = event_recorder();
@@ -82,7 +82,11 @@ class CpuAllocator final : public Allocator {
 
 namespace detail {
 void set_memory_observed(bool on);
+
+void emit_memory_event(bool is_alloc, const void* p, size_t bytes, Device d, MemoryCategory c, size_t total_after) {
+  emit(is_alloc, p, bytes, d, c, total_after);
 }
+}  // namespace detail
 
 const char* category_name(MemoryCategory c) {
   switch (c) {

@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "autograd/autograd_meta.h"
+#include "cuda/backend.h"
 #include "rt/autograd/engine.h"
+#include "rt/dispatch.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/view.h"
@@ -55,10 +57,9 @@ Tensor make_tensor(const Shape& shape, ScalarType dtype, Device device) {
   for (int64_t s : shape)
     if (s < 0) throw ValueError("cannot create a tensor with negative size in shape " + format_shape(shape));
   check_numel_fits(shape, element_size(dtype));
-  if (!device.is_cpu())
-    throw DeviceError("device " + device.str() + " is not available in this build; use rt::Device::cpu()");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(size_t(numel_of(shape)) * element_size(dtype));
+  impl->storage = Storage::allocate(size_t(numel_of(shape)) * element_size(dtype),
+                                    device.is_cpu() ? nullptr : cuda::detail::device_allocator(device.index));
   impl->sizes = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
@@ -107,13 +108,28 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
+namespace detail {
+void throw_cpu_access(const Tensor& t) {
+  const char* op = current_op_name();
+  throw DeviceError(std::string(op && *op ? op : "this operation") + " has no " + (t.is_cuda() ? "CUDA" : "device") +
+                    " implementation yet, and a " + format_shape(t.sizes()) + " input is on " + t.device().str() +
+                    ". Move the tensors to the CPU with .cpu() for this step (docs/cuda.md lists the ops that run on CUDA)");
+}
+}  // namespace detail
+
 void* Tensor::raw_data() const {
+  if (!impl().storage.device().is_cpu()) [[unlikely]] detail::throw_cpu_access(*this);
+  return static_cast<char*>(impl().storage.data()) + impl().offset * int64_t(element_size());
+}
+
+void* Tensor::device_data() const {
   return static_cast<char*>(impl().storage.data()) + impl().offset * int64_t(element_size());
 }
 
 Scalar Tensor::item() const {
   if (numel() != 1)
     throw ValueError("item: a Tensor with " + std::to_string(numel()) + " elements cannot be converted to a scalar");
+  if (!device().is_cpu()) return cpu().item();
   return visit_dtype(dtype(), [&]<typename T>() -> Scalar {
     const T v = *static_cast<const T*>(raw_data());
     if constexpr (std::is_same_v<T, bool>) return Scalar(v);
@@ -229,7 +245,7 @@ std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
   std::ostringstream os;
   os << "tensor(";
-  Tensor c = to(kFloat64).contiguous();
+  Tensor c = cpu().to(kFloat64).contiguous();
   if (dim() == 0) {
     const double v = *c.data_ptr<double>();
     char buf[64];
@@ -240,6 +256,7 @@ std::string Tensor::str() const {
   } else {
     format_elements(os, c, 0, 0, is_floating_point(), 7);
   }
+  if (!device().is_cpu()) os << ", device='" << device().str() << "'";
   if (dtype() != kFloat32 && dtype() != kInt64 && dtype() != kBool) os << ", dtype=" << dtype_name(dtype());
   if (grad_fn()) os << ", grad_fn=<" << grad_fn()->name() << ">";
   else if (requires_grad()) os << ", requires_grad=True";

@@ -8,6 +8,24 @@
 namespace rt::cpu {
 
 ReducePlan ReducePlan::make(const Tensor& t, const Shape& dims_in, bool keepdim, const char* op) {
+  ReducePlan p = describe(t, dims_in, keepdim, op);
+  const int64_t nd = t.dim();
+  NoGradGuard no_grad;  // layout only; the op records its own backward
+  Tensor x = t.detach();
+  if (nd > 0 && !p.dims.empty()) {
+    Shape perm;
+    for (int64_t d = 0; d < nd; ++d)
+      if (!std::binary_search(p.dims.begin(), p.dims.end(), d)) perm.push_back(d);
+    perm.insert(perm.end(), p.dims.begin(), p.dims.end());
+    bool identity = true;
+    for (int64_t i = 0; i < nd; ++i) identity &= perm[size_t(i)] == i;
+    if (!identity) x = permute(x, perm);
+  }
+  p.input = contiguous(x);
+  return p;
+}
+
+ReducePlan ReducePlan::describe(const Tensor& t, const Shape& dims_in, bool keepdim, const char* op) {
   ReducePlan p;
   const int64_t nd = t.dim();
   std::vector<bool> reduced(size_t(std::max<int64_t>(nd, 1)), false);
@@ -21,32 +39,25 @@ ReducePlan ReducePlan::make(const Tensor& t, const Shape& dims_in, bool keepdim,
       reduced[size_t(w)] = true;
     }
   }
-  Shape perm_kept, perm_red;
   for (int64_t d = 0; d < nd; ++d) {
     if (reduced[size_t(d)]) {
       p.dims.push_back(d);
-      perm_red.push_back(d);
       p.inner *= t.sizes()[size_t(d)];
       p.kept_shape.push_back(1);
       if (keepdim) p.out_shape.push_back(1);
     } else {
-      perm_kept.push_back(d);
       p.outer *= t.sizes()[size_t(d)];
       p.kept_shape.push_back(t.sizes()[size_t(d)]);
       p.out_shape.push_back(t.sizes()[size_t(d)]);
     }
   }
-  NoGradGuard no_grad;  // layout only; the op records its own backward
-  Tensor x = t.detach();
-  if (nd > 0) {
-    Shape perm = perm_kept;
-    perm.insert(perm.end(), perm_red.begin(), perm_red.end());
-    bool identity = true;
-    for (int64_t i = 0; i < nd; ++i) identity &= perm[size_t(i)] == i;
-    if (!identity) x = permute(x, perm);
-  }
-  p.input = contiguous(x);
   return p;
+}
+
+uint32_t ReducePlan::dim_mask() const {
+  uint32_t m = 0;
+  for (int64_t d : dims) m |= 1u << d;
+  return m;
 }
 
 }  // namespace rt::cpu

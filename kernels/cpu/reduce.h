@@ -20,6 +20,11 @@ struct ReducePlan {
 
   // dims empty = all dims. Throws IndexError for bad or repeated dims.
   static ReducePlan make(const Tensor& t, const Shape& dims, bool keepdim, const char* op);
+  // The same without `input` (no copy): shapes and dims only, for device kernels that read
+  // the tensor in place.
+  static ReducePlan describe(const Tensor& t, const Shape& dims, bool keepdim, const char* op);
+  // Bit d set for each reduced dim d (0 for a 0-dim tensor); kernels/cuda/reduce.h's mask.
+  uint32_t dim_mask() const;
 };
 
 }  // namespace rt::cpu

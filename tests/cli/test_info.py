@@ -1,5 +1,6 @@
 """`rtorch info`: build, threads, BLAS, embedded Python and packages, optional parts; text and --json."""
 import json
+import re
 
 import pytest
 
@@ -51,11 +52,59 @@ def test_optional_parts_are_honest(info):
     parts = info["optional"]
     for name in ("CUDA", "CUPTI", "NCCL", "MPI"):
         part = parts[name]
-        assert set(part) == {"built", "usable", "detail"}
+        assert set(part) == ({"built", "usable", "detail", "version", "devices"} if name == "CUDA"
+                             else {"built", "usable", "detail"})
         assert not part["usable"] or part["built"], name  # never usable when not built
         assert part["detail"]
     if not parts["GPU devices"]:
-        assert "no GPU" in parts["CUDA"]["detail"] and not parts["CUDA"]["usable"]
+        assert not parts["CUDA"]["usable"] and not parts["CUDA"]["devices"]
+
+
+@pytest.fixture(scope="module")
+def engine_cuda(rtorch, tmp_path_factory):
+    """rt.cuda as a script run by `rtorch run` sees it: the same engine as `rtorch info`."""
+    script = tmp_path_factory.mktemp("cuda") / "cuda_state.py"
+    script.write_text("import json, rustytorch as rt\n"
+                      "print(json.dumps({'built': rt.cuda.is_built(), 'available': rt.cuda.is_available(),\n"
+                      "                  'reason': rt.cuda.unavailable_reason(), 'count': rt.cuda.device_count(),\n"
+                      "                  'names': [rt.cuda.get_device_name(i) for i in range(rt.cuda.device_count())]}))\n")
+    r = rtorch("run", script)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_cuda_part_is_the_engines_view(info, engine_cuda):
+    cuda = info["optional"]["CUDA"]
+    assert cuda["built"] is engine_cuda["built"] and cuda["usable"] is engine_cuda["available"]
+    if cuda["built"]:
+        assert re.match(r"CUDA \d+\.\d+ \(runtime\), (driver \d+\.\d+|no driver)$", cuda["version"])
+        assert cuda["detail"].startswith(cuda["version"])
+    else:
+        assert cuda["version"] == "not built"
+    if cuda["usable"]:
+        assert [d["name"] for d in cuda["devices"]] == engine_cuda["names"]
+        for i, d in enumerate(cuda["devices"]):
+            assert d["index"] == i and re.match(r"\d+\.\d+$", d["capability"])
+            assert d["total memory"] > 0 and d["multiprocessors"] > 0
+    else:
+        assert cuda["devices"] == [] and engine_cuda["reason"] in cuda["detail"]
+
+
+def test_text_report_cuda_line(rtorch, info, engine_cuda):
+    r = rtorch("info")
+    assert r.returncode == 0, r.stderr
+    cuda = info["optional"]["CUDA"]
+    line = next(line for line in r.stdout.splitlines() if line.startswith("  CUDA "))
+    state = "usable" if cuda["usable"] else "built, not usable" if cuda["built"] else "not built"
+    assert re.match(rf"  CUDA +{state} — ", line), line
+    if cuda["built"]:
+        assert cuda["version"] in line
+    if cuda["usable"]:
+        for d in cuda["devices"]:
+            assert re.search(rf"\n    cuda:{d['index']} +{re.escape(d['name'])}, compute {d['capability']}, "
+                             r"[\d.]+ GiB, \d+ multiprocessors\n", r.stdout)
+    else:
+        assert engine_cuda["reason"] in line and "cuda:0" not in r.stdout
 
 
 def test_text_report(rtorch, info):

@@ -24,6 +24,7 @@ class Error : public std::runtime_error {
 class ShapeError : public Error { using Error::Error; };       // mismatched or invalid shapes
 class DTypeError : public Error { using Error::Error; };       // unsupported or mismatched dtypes
 class DeviceError : public Error { using Error::Error; };      // device mismatch, device unusable
+class OutOfMemoryError : public Error { using Error::Error; }; // a device allocator ran out of memory
 class IndexError : public Error { using Error::Error; };       // index or dimension out of range
 class ValueError : public Error { using Error::Error; };       // bad argument value, corrupt input
 class NotImplementedError : public Error { using Error::Error; };

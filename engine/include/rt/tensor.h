@@ -94,8 +94,13 @@ class Tensor {
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
 
-  // Raw element access. data_ptr<T>() checks that T matches dtype().
+  // Raw element access for CPU code. data_ptr<T>() checks that T matches dtype(); both throw
+  // DeviceError for a tensor on a GPU (CPU code reading device memory would crash), naming
+  // the op that tried: an op without a CUDA implementation fails there, clearly.
   void* raw_data() const;
+  // Address of element 0 on whatever device holds it, unchecked: for device kernels.
+  void* device_data() const;
+  bool is_cuda() const { return device().is_cuda(); }
   template <typename T> T* data_ptr() const;
   // Value of a one-element tensor, converted to T.
   template <typename T> T item() const;
@@ -141,7 +146,9 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor to(ScalarType dtype) const;
-  Tensor to(Device device) const;
+  Tensor to(Device device) const;      // copies across devices; same device: *this
+  Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
+  Tensor cpu() const { return to(Device::cpu()); }
 
   // ---- in-place basics (rt/ops/elementwise.h) -------------------------------------------
   Tensor& copy_(const Tensor& src);
@@ -262,6 +269,11 @@ Tensor scalar_to_tensor(const Scalar& s);
 // An alias of `base` with new geometry (no autograd; rt/ops/view.h records it).
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
 
+namespace detail {
+// Throws DeviceError: CPU code asked for the host address of `t`, which lives on a GPU.
+[[noreturn]] void throw_cpu_access(const Tensor& t);
+}  // namespace detail
+
 // ---- template definitions ------------------------------------------------------------
 template <typename T> T* Tensor::data_ptr() const {
   if (dtype_of_v<T> != dtype())
@@ -271,7 +283,7 @@ template <typename T> T* Tensor::data_ptr() const {
 }
 
 template <typename T> std::vector<T> Tensor::to_vector() const {
-  Tensor c = to(dtype_of_v<T>).contiguous();
+  Tensor c = cpu().to(dtype_of_v<T>).contiguous();
   const T* p = c.data_ptr<T>();
   return std::vector<T>(p, p + c.numel());
 }

@@ -60,7 +60,7 @@ from ._random import (Generator, default_generator, get_rng_state, initial_seed,
                       set_rng_state)
 from ._functions import *  # noqa: E402,F401,F403
 from . import autograd  # noqa: E402,F401
-from . import cuda  # noqa: E402,F401
+from . import backends, cuda  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
 
 

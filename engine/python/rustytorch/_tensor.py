@@ -48,35 +48,55 @@ def _parse_to(args, kwargs):
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
-        if isinstance(a, _C.dtype) or a in (float, int, bool):
-            dtype = a
-        elif isinstance(a, (str, _C.device)):
+        if isinstance(a, (str, _C.device)):
             device = a
+        elif isinstance(a, _C.dtype) or a in (float, int, bool):
+            dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, bool):
-            pass
+            pass  # to(device, dtype, non_blocking, copy) positionally: non_blocking is ignored
+        elif isinstance(a, int):
+            device = _C.device("cuda", a)
         else:
             raise TypeError(f"to() received an invalid argument of type {type(a).__name__}")
     return dtype, device, copy
 
 
 def _to(self, *args, **kwargs):
-    """to(dtype), to(device), to(other), to(device, dtype), copy=...: returns self when nothing changes."""
+    """to(dtype), to(device), to(other), to(device, dtype), copy=...: returns self when nothing changes.
+
+    A device move is a differentiable copy (gradients flow back to the source device). non_blocking
+    is accepted and ignored: copies to the host are complete when to() returns, and copies to a GPU
+    are ordered on its stream before any later op there."""
     dtype, device, copy = _parse_to(args, dict(kwargs))
-    if device is not None and _C.device(device) != self.device:
-        raise RuntimeError(f"to(): device {_C.device(device)} is not available in this build (CPU only)")
+    target = None if device is None else _C.device(device)
+    if target is None or target == self.device:
+        if dtype is None:
+            return self.clone() if copy else self
+        return self._to_dtype(dtype, copy)
     if dtype is None:
-        return self.clone() if copy else self
-    return self._to_dtype(dtype, copy)
+        return self._to_device(target)
+    # Convert on the CPU side of the move: the CPU has every dtype conversion.
+    if target.type == "cpu":
+        return self._to_device(target)._to_dtype(dtype)
+    return self._to_dtype(dtype)._to_device(target)
 
 
-def _cpu(self):
-    return self
+def _cpu(self, memory_format=None):
+    """A copy in CPU memory, or self when already there."""
+    return self._to_device("cpu")
 
 
-def _cuda(self, device=None, non_blocking=False):
-    raise RuntimeError("cuda(): CUDA is not available in this build of rustytorch (CPU only)")
+def _cuda(self, device=None, non_blocking=False, memory_format=None):
+    """A copy on CUDA device `device` (None: the current device), or self when already there.
+    non_blocking is accepted and ignored (see to())."""
+    if device is None:
+        device = _C._cuda.current_device() if _C._cuda.is_available() else 0
+    target = _C.device("cuda", device) if isinstance(device, int) else _C.device(device)
+    if target.type != "cuda":
+        raise ValueError(f"cuda(): expected a CUDA device, got {target}")
+    return self._to_device(target)
 
 
 def _type(self, dtype=None, non_blocking=False):

@@ -1,6 +1,6 @@
 """repr(tensor) with PyTorch's layout: precision 4, integer mode ("1."), scientific mode for wide
 ranges, summarisation past 1000 elements (3 edge items), 80-column wrapping, and the
-dtype / grad_fn / requires_grad suffixes."""
+device / dtype / grad_fn / requires_grad suffixes."""
 import math
 
 import numpy as _np
@@ -119,7 +119,7 @@ def _add_suffixes(text, suffixes, indent):
 
 def _values(t):
     """numpy copy of the values: floats as float64 (exact for every rt float type)."""
-    d = t.detach()
+    d = t.detach().cpu()
     if d.is_floating_point():
         d = d.double()
     return d.numpy()
@@ -129,6 +129,8 @@ def tensor_repr(self, prefix="tensor("):
     indent = len(prefix)
     dtype_name = repr(self.dtype).split(".")[-1]
     suffixes = []
+    if self.device.type != "cpu":
+        suffixes.append(f"device='{self.device}'")
     if self.numel() == 0:
         text = "[]"
         if self.dim() != 1:

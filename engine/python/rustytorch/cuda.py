@@ -1,23 +1,147 @@
-"""rt.cuda: queries about CUDA. This build runs on the CPU only, so nothing is available."""
+"""rt.cuda: CUDA devices, memory and events, with torch.cuda's names.
 
-__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all"]
+    if rt.cuda.is_available():
+        x = rt.randn(4096, 4096, device="cuda")           # or rt.randn(...).cuda()
+        start, end = rt.cuda.Event(enable_timing=True), rt.cuda.Event(enable_timing=True)
+        start.record(); y = x @ x; end.record()
+        end.synchronize()
+        print(start.elapsed_time(end), "ms;", rt.cuda.memory_allocated(), "bytes in tensors")
+    else:
+        print(rt.cuda.unavailable_reason())                # not built, or no usable device, and the fix
+
+Contracts: is_built, is_available, device_count, unavailable_reason and the memory counters never
+raise (the counters read 0 without a device, as torch's do). Everything that needs a device raises
+RuntimeError naming why CUDA is unusable. A `device` argument is None (the current device), an int,
+"cuda", "cuda:N" or an rt.device of type cuda. Work runs in order on one stream per device;
+user-created streams are not supported yet.
+"""
+from . import _C
+from ._random import manual_seed as _manual_seed
+
+_cuda = _C._cuda
+Event = _cuda.Event
+
+__all__ = ["is_available", "is_built", "device_count", "unavailable_reason", "current_device", "set_device",
+           "get_device_name", "get_device_capability", "get_device_properties", "synchronize",
+           "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats",
+           "empty_cache", "manual_seed", "manual_seed_all", "set_allow_tf32", "Event"]
+
+Event.__module__ = __name__
+Event.__doc__ = """A CUDA event on the current device's stream (torch.cuda.Event):
+
+    start = rt.cuda.Event(enable_timing=True); end = rt.cuda.Event(enable_timing=True)
+    start.record(); ...; end.record(); end.synchronize(); ms = start.elapsed_time(end)
+
+record() marks the point the stream has reached, query() says whether the GPU got there,
+synchronize() waits for it, elapsed_time(end) is milliseconds between two events recorded with
+enable_timing=True. Creating one without a usable device raises RuntimeError."""
+
+
+def is_built():
+    """True when this rustytorch was compiled with the CUDA backend (torch.backends.cuda.is_built)."""
+    return _cuda.is_built()
 
 
 def is_available():
-    return False
+    """True when CUDA is built and at least one device is usable; unavailable_reason() says why not."""
+    return _cuda.is_available()
 
 
 def device_count():
-    return 0
+    """Number of usable CUDA devices: 0 without a build, driver or device."""
+    return _cuda.device_count()
 
 
-def manual_seed(seed):
-    """Like torch.cuda.manual_seed without a GPU: nothing to seed, so nothing happens."""
+def unavailable_reason():
+    """Why is_available() is False, naming what is missing and the fix ("" when it is True)."""
+    return _cuda.unavailable_reason()
 
 
-def manual_seed_all(seed):
-    """Like torch.cuda.manual_seed_all without a GPU: nothing to seed, so nothing happens."""
+def _device_index(device, optional=True):
+    """None -> -1 (the engine's "current device"), int / "cuda:N" / rt.device -> N."""
+    if device is None:
+        if optional:
+            return -1
+        raise ValueError("Expected a cuda device with a specified index or an integer, but got: None")
+    if isinstance(device, bool):
+        raise TypeError(f"device must be an int, a string like 'cuda:0' or an rt.device, not {device!r}")
+    if isinstance(device, int):
+        return device
+    d = device if isinstance(device, _C.device) else _C.device(device)
+    if d.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {d}")
+    return d.index
+
+
+def current_device():
+    """Index of the current CUDA device (raises RuntimeError when none is usable)."""
+    return _cuda.current_device()
+
+
+def set_device(device):
+    """Makes `device` the current CUDA device; a negative index is ignored, as in torch."""
+    index = _device_index(device, optional=False)
+    if index >= 0:
+        _cuda.set_device(index)
+
+
+def get_device_properties(device=None):
+    """name, major, minor (compute capability), total_memory (bytes), multi_processor_count."""
+    return _cuda.device_properties(_device_index(device))
+
+
+def get_device_name(device=None):
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    """(major, minor): (9, 0) for an H100/H200."""
+    p = get_device_properties(device)
+    return p.major, p.minor
 
 
 def synchronize(device=None):
-    raise RuntimeError("rt.cuda.synchronize(): CUDA is not available in this build of rustytorch")
+    """Waits until all work queued on `device` has finished."""
+    _cuda.synchronize(_device_index(device))
+
+
+def memory_allocated(device=None):
+    """Bytes held by tensors on `device` (0 without a device, or on a device never used)."""
+    return _cuda.memory_allocated(_device_index(device))
+
+
+def max_memory_allocated(device=None):
+    """Peak of memory_allocated(device) since the process started or reset_peak_memory_stats()."""
+    return _cuda.max_memory_allocated(_device_index(device))
+
+
+def memory_reserved(device=None):
+    """Bytes the caching allocator holds on `device`, cached free blocks included."""
+    return _cuda.memory_reserved(_device_index(device))
+
+
+def reset_peak_memory_stats(device=None):
+    _cuda.reset_peak_memory_stats(_device_index(device))
+
+
+def empty_cache():
+    """Returns cached free memory of every device to the driver; live tensors are untouched."""
+    _cuda.empty_cache()
+
+
+def manual_seed(seed):
+    """Seeds the random numbers of CUDA tensors. The engine draws on every device from one Philox
+    generator, so this is rt.manual_seed(seed): it seeds CPU draws too (unlike torch, where the
+    CUDA generators are separate), and the same seed gives the same stream on any device."""
+    _manual_seed(seed)
+
+
+def manual_seed_all(seed):
+    """Like manual_seed: the one Philox generator serves every device, so this is rt.manual_seed(seed)."""
+    manual_seed(seed)
+
+
+def set_allow_tf32(allow):
+    """TF32 for float32 matrix products on CUDA (about 3e-4 relative error, several times faster);
+    off by default. Same switch as rt.backends.cuda.matmul.allow_tf32."""
+    _cuda.set_allow_tf32(bool(allow))

@@ -122,8 +122,8 @@ void bind_creation(py::module_& m) {
   m.def(
       "tensor",
       [](py::handle data, std::optional<rt::ScalarType> dtype, py::handle device, bool requires_grad) {
-        to_device(device);
-        return finish(tensor_from_data(data, dtype), requires_grad);
+        const rt::Device d = to_device(device);
+        return finish(tensor_from_data(data, dtype).to(d), requires_grad);
       },
       py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("requires_grad") = false);
@@ -168,9 +168,8 @@ void bind_creation(py::module_& m) {
          std::optional<rt::ScalarType> dtype, py::handle device, bool requires_grad) {
         std::optional<rt::TensorOptions> o;
         if (dtype) o = options(dtype, device, false);
-        else to_device(device);
         rt::Tensor t = end ? rt::arange(start, *end, step, o) : rt::arange(start, o);
-        return finish(t, requires_grad);
+        return finish(t.to(to_device(device)), requires_grad);
       },
       py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),
       py::arg("device") = py::none(), py::arg("requires_grad") = false);

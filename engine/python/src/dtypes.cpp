@@ -53,7 +53,9 @@ void bind_dtypes(py::module_& m) {
         if (d.is_cpu()) return py::none();
         return py::int_(d.index);
       })
-      .def("__eq__", [](const rt::Device& a, const rt::Device& b) { return a == b; })
+      .def("__eq__", [](const rt::Device& a, py::handle b) {
+        return py::isinstance<rt::Device>(b) && a == b.cast<rt::Device>();  // other types: not equal, as PyTorch
+      })
       .def("__hash__", [](const rt::Device& d) { return int(d.type) * 1000 + d.index; })
       .def("__str__", [](const rt::Device& d) { return d.str(); })
       .def("__repr__", [](const rt::Device& d) {

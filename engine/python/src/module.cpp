@@ -21,4 +21,6 @@ PYBIND11_MODULE(_C, m) {
   rtpy::bind_profiler(m);
   auto debug = m.def_submodule("_debug", "backward debugger bindings (use rustytorch.debug)");
   rtpy::bind_debug(debug);
+  auto cuda = m.def_submodule("_cuda", "CUDA device bindings (use rustytorch.cuda)");
+  rtpy::bind_cuda(m, cuda);
 }

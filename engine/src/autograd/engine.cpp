@@ -35,7 +35,7 @@ struct ReadyOrder {  // highest sequence number first
 
 bool has_non_finite(const Tensor& t) {
   if (!t.defined() || !is_floating(t.dtype())) return false;
-  Tensor c = rt::to_dtype(t, kFloat64).contiguous();
+  Tensor c = rt::to_dtype(t.cpu(), kFloat64).contiguous();
   const double* p = c.data_ptr<double>();
   for (int64_t i = 0; i < c.numel(); ++i)
     if (!std::isfinite(p[i])) return true;
@@ -143,7 +143,7 @@ TensorList run_backward(const std::vector<Edge>& root_edges, const TensorList& r
           for (size_t i = 0; i < grads.size(); ++i)
             if (!grads[i].defined()) {
               const auto& m = node->output_meta()[i];
-              grads[i] = rt::zeros(m.shape, m.dtype);
+              grads[i] = rt::zeros(m.shape, TensorOptions(m.dtype).with_device(m.device));
             }
         for (const auto& h : node->pre_hooks()) h(*node, grads);
         NodeEvent ev{node, &grads, nullptr, index};

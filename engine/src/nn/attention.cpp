@@ -21,7 +21,9 @@ constexpr const char* kOp = "MultiheadAttention";
 
 // A bool mask (true = masked out) becomes an additive -inf mask; a float mask is used as is.
 Tensor additive(const Tensor& mask, ScalarType dtype) {
-  if (mask.dtype() == kBool) return rt::zeros(mask.sizes(), dtype).masked_fill(mask, -std::numeric_limits<double>::infinity());
+  if (mask.dtype() == kBool)
+    return rt::zeros(mask.sizes(), TensorOptions(dtype).with_device(mask.device()))
+        .masked_fill(mask, -std::numeric_limits<double>::infinity());
   if (!is_floating(mask.dtype()))
     throw DTypeError(std::string(kOp) + ": only bool and floating masks are supported, got " +
                      std::string(dtype_name(mask.dtype())) + module_context());

@@ -1,6 +1,10 @@
 // add, sub, mul, div, neg and their in-place forms; copy_, fill_; optimizer helpers.
+#include <functional>
 #include <optional>
 
+#include "cuda/ops.h"
+#include "device_copy.h"
+#include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
 #include "rt/autograd/node.h"
@@ -56,7 +60,18 @@ void flat_kernel(Arith kind, const T* a, const T* b, T* o, int64_t n, double alp
 }
 
 // Writes a <kind> b into out (already shaped to the broadcast), all in dtype out.dtype().
+cuda::ops::BinaryOp cuda_op(Arith kind) {
+  switch (kind) {
+    case Arith::Add: return cuda::ops::BinaryOp::Add;
+    case Arith::Sub: return cuda::ops::BinaryOp::Sub;
+    case Arith::Mul: return cuda::ops::BinaryOp::Mul;
+    case Arith::Div: return cuda::ops::BinaryOp::Div;
+  }
+  return cuda::ops::BinaryOp::Add;
+}
+
 void arith_into(Arith kind, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
+  if (out.is_cuda()) return cuda::ops::binary(cuda_op(kind), out, a, b, alpha);
   const ScalarType dt = out.dtype();
   if (a.dtype() == dt && b.dtype() == dt && a.sizes() == out.sizes() && b.sizes() == out.sizes() &&
       a.is_contiguous() && b.is_contiguous() && out.is_contiguous()) {
@@ -112,7 +127,7 @@ Tensor arith(Arith kind, const Tensor& a, const Tensor& b, double alpha) {
   OpGuard guard(name, a, b);
   const ScalarType dt = arith_dtype(kind, a, b);
   const Shape shape = a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), name);
-  Tensor out = make_tensor(shape, dt);
+  Tensor out = make_tensor(shape, dt, detail::op_device(name, a, b));
   arith_into(kind, out, a, b, alpha);
   if (autograd::any_requires_grad(a, b)) {
     const bool ga = a.requires_grad(), gb = b.requires_grad();
@@ -152,6 +167,7 @@ Tensor& arith_(Arith kind, Tensor& self, const Tensor& other, double alpha, cons
     return detail::inplace_with_history(self, name, [&](const Tensor& s) { return arith(kind, s, other, alpha); });
   detail::check_inplace_dtype(arith_dtype(kind, self, other), self, name);
   detail::check_inplace_shape(self, other, name);
+  detail::op_device(name, self, other);
   arith_into(kind, self, self, other, alpha);
   self.bump_version();
   return self;
@@ -188,11 +204,15 @@ Tensor& div_(Tensor& self, const Tensor& other) { return arith_(Arith::Div, self
 Tensor neg(const Tensor& a) {
   OpGuard guard("neg", a);
   if (a.dtype() == kBool) throw DTypeError("neg: negation of a bool tensor is not supported; use logical_not() instead");
-  Tensor out = make_tensor(a.sizes(), a.dtype());
-  cpu::ElementwiseLoop loop(out, {a});
-  visit_dtype(a.dtype(), [&]<typename T>() {
-    if constexpr (!std::is_same_v<T, bool>) cpu::unary_kernel<T>(loop, [](compute_t<T> x) { return -x; });
-  });
+  Tensor out = make_tensor(a.sizes(), a.dtype(), a.device());
+  if (out.is_cuda()) {
+    cuda::ops::unary(cuda::ops::UnaryOp::Neg, out, a);
+  } else {
+    cpu::ElementwiseLoop loop(out, {a});
+    visit_dtype(a.dtype(), [&]<typename T>() {
+      if constexpr (!std::is_same_v<T, bool>) cpu::unary_kernel<T>(loop, [](compute_t<T> x) { return -x; });
+    });
+  }
   if (autograd::any_requires_grad(a))
     record("NegBackward0", {a}, {out}, [](const TensorList& g) { return TensorList{neg(g[0])}; });
   return out;
@@ -204,9 +224,9 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
   const bool needs_grad = autograd::any_requires_grad(self, src);
   detail::check_inplace(self, "copy_", needs_grad);
   if (!self.storage().is_same(src.storage()) || self.is_same(src)) {
-    cpu::copy_kernel(self, src);
+    detail::copy_into(self, src);
   } else {
-    cpu::copy_kernel(self, rt::clone(detach(src)));  // overlapping memory: go through a copy
+    detail::copy_into(self, rt::clone(detach(src)));  // overlapping memory: go through a copy
   }
   self.bump_version();
   if (needs_grad && is_floating(self.dtype()))
@@ -218,13 +238,17 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
   OpGuard guard("fill_", self);
   const bool needs_grad = autograd::any_requires_grad(self);
   detail::check_inplace(self, "fill_", needs_grad);
-  cpu::ElementwiseLoop loop(self, std::vector<Tensor>{});
-  visit_dtype(self.dtype(), [&]<typename T>() {
-    const T v = value.to<T>();
-    loop.run([v](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+  if (self.is_cuda()) {
+    cuda::ops::fill(self, value);
+  } else {
+    cpu::ElementwiseLoop loop(self, std::vector<Tensor>{});
+    visit_dtype(self.dtype(), [&]<typename T>() {
+      const T v = value.to<T>();
+      loop.run([v](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+      });
     });
-  });
+  }
   self.bump_version();
   if (needs_grad) record("FillBackward0", {}, {self}, [](const TensorList&) { return TensorList{}; });
   return self;
@@ -236,20 +260,29 @@ Tensor& apply_inplace(Tensor& self, const char* op, Tensor (*fn)(const Tensor&))
   detail::check_no_internal_overlap(self, op);
   Tensor r = fn(self);
   detail::check_inplace_dtype(r.dtype(), self, op);
-  cpu::copy_kernel(self, r);
+  detail::copy_into(self, r);
   self.bump_version();
   return self;
 }
 
 namespace {
 // self = f(self, b, c) elementwise in self's dtype; optimizer updates, never recorded.
+// on_cuda: the kernel for a tensor on a GPU (kernels/cuda/ternary.h).
 template <typename F>
-Tensor& ternary_update(Tensor& self, const Tensor& b, const Tensor& c, const char* op, F f) {
+Tensor& ternary_update(Tensor& self, const Tensor& b, const Tensor& c, const char* op, F f,
+                       const std::function<void()>& on_cuda) {
   OpGuard guard(op, self, b, c);
   if (autograd::any_requires_grad(self, b, c))
     throw NotImplementedError(std::string(op) + " does not record autograd history; call it under rt::NoGradGuard");
   detail::check_inplace_shape(self, b, op);
   detail::check_inplace_shape(self, c, op);
+  if (detail::op_device(op, self, b, c).is_cuda()) {
+    if (!is_floating(self.dtype()))
+      throw DTypeError(std::string(op) + ": expected a floating point tensor, got " + std::string(dtype_name(self.dtype())));
+    on_cuda();
+    self.bump_version();
+    return self;
+  }
   Tensor bc = detail::convert(b, self.dtype()), cc = detail::convert(c, self.dtype());
   cpu::ElementwiseLoop loop(self, {self, bc, cc});
   visit_dtype(self.dtype(), [&]<typename T>() {
@@ -265,17 +298,23 @@ Tensor& ternary_update(Tensor& self, const Tensor& b, const Tensor& c, const cha
 
 Tensor& addcmul_(Tensor& self, const Tensor& b, const Tensor& c, const Scalar& value) {
   const double v = value.to_double();
-  return ternary_update(self, b, c, "addcmul_", [v](auto x, auto y, auto z) { return x + decltype(x)(v) * y * z; });
+  return ternary_update(
+      self, b, c, "addcmul_", [v](auto x, auto y, auto z) { return x + decltype(x)(v) * y * z; },
+      [&] { cuda::ops::ternary(cuda::ops::TernaryOp::AddCMul, self, self, b, c, v); });
 }
 
 Tensor& addcdiv_(Tensor& self, const Tensor& b, const Tensor& c, const Scalar& value) {
   const double v = value.to_double();
-  return ternary_update(self, b, c, "addcdiv_", [v](auto x, auto y, auto z) { return x + decltype(x)(v) * y / z; });
+  return ternary_update(
+      self, b, c, "addcdiv_", [v](auto x, auto y, auto z) { return x + decltype(x)(v) * y / z; },
+      [&] { cuda::ops::ternary(cuda::ops::TernaryOp::AddCDiv, self, self, b, c, v); });
 }
 
 Tensor& lerp_(Tensor& self, const Tensor& end, const Scalar& weight) {
   const double w = weight.to_double();
-  return ternary_update(self, end, end, "lerp_", [w](auto x, auto y, auto) { return x + decltype(x)(w) * (y - x); });
+  return ternary_update(
+      self, end, end, "lerp_", [w](auto x, auto y, auto) { return x + decltype(x)(w) * (y - x); },
+      [&] { cuda::ops::binary(cuda::ops::BinaryOp::Lerp, self, self, end, w); });
 }
 
 }  // namespace rt

@@ -55,7 +55,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double sc = scale ? *scale : 1.0 / std::sqrt(double(q.size(-1)));
   Tensor scores = matmul(q, k.transpose(-2, -1)) * sc;
   constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-  if (is_causal) scores = masked_fill(scores, triu(ones({L, S}, kBool), 1), kNegInf);
+  if (is_causal) scores = masked_fill(scores, triu(ones({L, S}, kBool), 1).to(scores.device()), kNegInf);
   if (attn_mask.defined()) {
     const Shape& ss = scores.sizes();
     if (broadcast_shapes(attn_mask.sizes(), ss, kOp) != ss)

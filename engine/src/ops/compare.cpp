@@ -13,7 +13,7 @@ using detail::convert;
 
 namespace {
 
-enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };
+enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };  // in the order of cuda::ops::CompareOp
 
 Shape broadcast_of(const Tensor& a, const Tensor& b, const char* op) {
   return a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), op);
@@ -22,7 +22,11 @@ Shape broadcast_of(const Tensor& a, const Tensor& b, const char* op) {
 Tensor compare(Cmp kind, const char* name, const Tensor& a, const Tensor& b) {
   OpGuard guard(name, a, b);
   const ScalarType dt = result_type(a, b);
-  Tensor out = make_tensor(broadcast_of(a, b, name), kBool);
+  Tensor out = make_tensor(broadcast_of(a, b, name), kBool, detail::op_device(name, a, b));
+  if (out.is_cuda()) {
+    cuda::ops::compare(cuda::ops::CompareOp(int(kind)), out, a, b, dt);
+    return out;
+  }
   const Tensor ac = convert(a, dt), bc = convert(b, dt);  // the loop keeps raw pointers into them
   cpu::ElementwiseLoop loop(out, {ac, bc});
   visit_dtype(dt, [&]<typename T>() {
@@ -43,7 +47,13 @@ enum class Logic { And, Or, Xor };
 
 Tensor logical(Logic kind, const char* name, const Tensor& a, const Tensor& b) {
   OpGuard guard(name, a, b);
-  Tensor out = make_tensor(broadcast_of(a, b, name), kBool);
+  Tensor out = make_tensor(broadcast_of(a, b, name), kBool, detail::op_device(name, a, b));
+  if (out.is_cuda()) {
+    const auto op = kind == Logic::And ? cuda::ops::BinaryOp::LogicalAnd
+                    : kind == Logic::Or ? cuda::ops::BinaryOp::LogicalOr : cuda::ops::BinaryOp::LogicalXor;
+    cuda::ops::binary(op, out, a, b);
+    return out;
+  }
   const Tensor ac = convert(a, kBool), bc = convert(b, kBool);
   cpu::ElementwiseLoop loop(out, {ac, bc});
   switch (kind) {
@@ -105,9 +115,22 @@ void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const 
 }
 
 // The gradient `grad` where mask == keep_when, zero elsewhere (where/masked_fill backward).
+// A 0-dim tensor holding `value` in dtype dt on `device`.
+Tensor device_scalar(const Scalar& value, ScalarType dt, Device device) {
+  Tensor v = make_tensor({}, dt, device);
+  if (device.is_cuda()) cuda::ops::fill(v, value);
+  else fill_(v, value);
+  return v;
+}
+
 Tensor grad_where(const Tensor& grad, const Tensor& mask, bool keep_when) {
   OpGuard guard("where", mask, grad);
-  Tensor out = make_tensor(broadcast_of(grad, mask, "where"), grad.dtype());
+  Tensor out = make_tensor(broadcast_of(grad, mask, "where"), grad.dtype(), detail::op_device("where", grad, mask));
+  if (out.is_cuda()) {
+    const Tensor zero = device_scalar(0, grad.dtype(), out.device());
+    cuda::ops::where(out, mask, keep_when ? grad : zero, keep_when ? zero : grad);
+    return out;
+  }
   detail::visit_float(grad.dtype(),
                       [&]<typename T>() { masked_select_kernel<T>(out, grad, mask, T(0.f), !keep_when); });
   return out;
@@ -121,6 +144,8 @@ void check_mask(const Tensor& mask, const Tensor& self, const char* op) {
 }
 
 void masked_fill_into(const Tensor& out, const Tensor& a, const Tensor& mask, const Scalar& value) {
+  if (detail::op_device("masked_fill", out, a, mask).is_cuda())
+    return cuda::ops::where(out, mask, device_scalar(value, out.dtype(), out.device()), a);
   visit_dtype(out.dtype(), [&]<typename T>() { masked_select_kernel<T>(out, a, mask, value.to<T>(), true); });
 }
 
@@ -139,7 +164,11 @@ Tensor logical_xor(const Tensor& a, const Tensor& b) { return logical(Logic::Xor
 
 Tensor logical_not(const Tensor& a) {
   OpGuard guard("logical_not", a);
-  Tensor out = make_tensor(a.sizes(), kBool);
+  Tensor out = make_tensor(a.sizes(), kBool, a.device());
+  if (out.is_cuda()) {
+    cuda::ops::unary(cuda::ops::UnaryOp::LogicalNot, out, a);
+    return out;
+  }
   cpu::ElementwiseLoop loop(out, {a});
   visit_dtype(a.dtype(), [&]<typename T>() {
     cpu::unary_kernel<T, bool>(loop, [](compute_t<T> x) { return x == compute_t<T>(0); });
@@ -149,8 +178,12 @@ Tensor logical_not(const Tensor& a) {
 
 Tensor isnan(const Tensor& a) {
   OpGuard guard("isnan", a);
-  if (!is_floating(a.dtype())) return zeros(a.sizes(), kBool);
-  Tensor out = make_tensor(a.sizes(), kBool);
+  if (!is_floating(a.dtype())) return zeros(a.sizes(), TensorOptions(kBool).with_device(a.device()));
+  Tensor out = make_tensor(a.sizes(), kBool, a.device());
+  if (out.is_cuda()) {
+    cuda::ops::unary(cuda::ops::UnaryOp::IsNan, out, a);
+    return out;
+  }
   cpu::ElementwiseLoop loop(out, {a});
   detail::visit_float(a.dtype(), [&]<typename T>() {
     cpu::unary_kernel<T, bool>(loop, [](compute_t<T> x) { return x != x; });
@@ -160,8 +193,12 @@ Tensor isnan(const Tensor& a) {
 
 Tensor isinf(const Tensor& a) {
   OpGuard guard("isinf", a);
-  if (!is_floating(a.dtype())) return zeros(a.sizes(), kBool);
-  Tensor out = make_tensor(a.sizes(), kBool);
+  if (!is_floating(a.dtype())) return zeros(a.sizes(), TensorOptions(kBool).with_device(a.device()));
+  Tensor out = make_tensor(a.sizes(), kBool, a.device());
+  if (out.is_cuda()) {
+    cuda::ops::unary(cuda::ops::UnaryOp::IsInf, out, a);
+    return out;
+  }
   cpu::ElementwiseLoop loop(out, {a});
   detail::visit_float(a.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
@@ -179,8 +216,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   const ScalarType dt = result_type(a, b);
   const Shape shape = broadcast_shapes(broadcast_of(cond, a, "where"), b.sizes(), "where");
   Tensor c = convert(cond, kBool);
-  Tensor out = make_tensor(shape, dt);
-  visit_dtype(dt, [&]<typename T>() { where_kernel<T>(out, c, convert(a, dt), convert(b, dt)); });
+  Tensor out = make_tensor(shape, dt, detail::op_device("where", cond, a, b));
+  if (out.is_cuda()) cuda::ops::where(out, c, a, b);
+  else visit_dtype(dt, [&]<typename T>() { where_kernel<T>(out, c, convert(a, dt), convert(b, dt)); });
   if (autograd::any_requires_grad(a, b) && is_floating(dt)) {
     const bool ga = a.requires_grad(), gb = b.requires_grad();
     record("WhereBackward0", {a, b}, {out}, [sc = SavedTensor(c), ga, gb](const TensorList& g) {
@@ -194,7 +232,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   OpGuard guard("masked_fill", a, mask);
   check_mask(mask, a, "masked_fill");
-  Tensor out = make_tensor(broadcast_of(a, mask, "masked_fill"), a.dtype());
+  Tensor out = make_tensor(broadcast_of(a, mask, "masked_fill"), a.dtype(), detail::op_device("masked_fill", a, mask));
   masked_fill_into(out, a, mask, value);
   if (autograd::any_requires_grad(a))
     record("MaskedFillBackward0", {a}, {out}, [sm = SavedTensor(mask)](const TensorList& g) {

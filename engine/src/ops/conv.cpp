@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "cuda/ops.h"
+#include "op_device.h"
+#include "device_copy.h"
 #include "../../kernels/cpu/gemm.h"
 #include "../../kernels/cpu/im2col.h"
 #include "../../kernels/cpu/loops.h"
@@ -153,8 +156,8 @@ ScalarType compute_dtype(ScalarType t) { return t == kFloat64 ? kFloat64 : kFloa
 // Contiguous, in dtype dt (no autograd).
 Tensor dense(const Tensor& t, ScalarType dt) {
   if (t.dtype() == dt && t.is_contiguous()) return t;
-  Tensor out = make_tensor(t.sizes(), dt);
-  cpu::copy_kernel(out, t);
+  Tensor out = make_tensor(t.sizes(), dt, t.device());
+  detail::copy_into(out, t);
   return out;
 }
 
@@ -166,7 +169,32 @@ void visit_compute(ScalarType ct, F&& f) {
   else f.template operator()<float>();
 }
 
+// conv on a GPU, in the input's dtype (cuBLAS multiplies half types with float accumulation).
+Tensor conv_core_cuda(const ConvShape& s, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  detail::op_device("conv2d", input, weight, bias);
+  const ScalarType dt = input.dtype();
+  const Tensor in = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
+  Tensor out = make_tensor({s.N, s.Cout, s.g.oH, s.g.oW}, dt, input.device());
+  cuda::ops::conv2d(out, in, w, b, s.g, s.groups);
+  if (!autograd::any_requires_grad(input, weight, bias)) return out;
+  const bool gi = input.requires_grad(), gw = weight.requires_grad(), gb = bias.defined() && bias.requires_grad();
+  using autograd::SavedTensor;
+  autograd::record("ConvolutionBackward0", {input, weight, bias}, {out},
+                   [s, si = SavedTensor(in), sw = SavedTensor(w), gi, gw, gb](const TensorList& grads) {
+                     OpGuard guard("convolution_backward", grads[0]);
+                     const Tensor x = si.unpack(), wv = sw.unpack(), go = grads[0].contiguous();
+                     TensorList r(3);
+                     if (gi) r[0] = make_tensor(x.sizes(), x.dtype(), x.device());
+                     if (gw) r[1] = make_tensor(wv.sizes(), wv.dtype(), wv.device());
+                     if (gb) r[2] = make_tensor({s.Cout}, go.dtype(), go.device());
+                     cuda::ops::conv2d_backward(r[0], r[1], r[2], go, x, wv, s.g, s.groups);
+                     return r;
+                   });
+  return out;
+}
+
 Tensor conv_core(const ConvShape& s, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (input.is_cuda() || weight.is_cuda()) return conv_core_cuda(s, input, weight, bias);
   const ScalarType dt = input.dtype(), ct = compute_dtype(dt);
   Tensor in = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
   Tensor out = make_tensor({s.N, s.Cout, s.g.oH, s.g.oW}, ct);

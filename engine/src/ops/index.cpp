@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
@@ -72,8 +73,8 @@ Tensor with_shape(const Tensor& idx, const Shape& shape) {
 
 Tensor contiguous_copy(const Tensor& t, ScalarType dtype) {
   if (t.dtype() == dtype && t.is_contiguous()) return t;
-  Tensor c = make_tensor(t.sizes(), dtype);
-  cpu::copy_kernel(c, t);
+  Tensor c = make_tensor(t.sizes(), dtype, t.device());
+  detail::copy_into(c, t);
   return c;
 }
 
@@ -230,8 +231,8 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   check_index_fits(index, self, "self", dim, "scatter_add", shapes);
   const Tensor idx = contiguous_copy(as_vector(index), kInt64);
   const Tensor s1 = as_vector(src);
-  Tensor out = make_tensor(self.sizes(), self.dtype());
-  cpu::copy_kernel(out, self);
+  Tensor out = make_tensor(self.sizes(), self.dtype(), self.device());
+  detail::copy_into(out, self);
   const Tensor o1 = as_vector(out);
   check_index_range(idx, o1.sizes()[size_t(dim)], "scatter_add", dim, shapes);
   const AxisWalk wo(o1, idx.sizes(), dim), ws(s1, idx.sizes(), dim);

@@ -6,6 +6,7 @@
 // the backward formula saved intact. Leaves that require grad cannot be modified in place
 // while grad mode is on (as in PyTorch), and views taking part in autograd are refused until
 // view+inplace rebasing (PyTorch's CopySlices) exists.
+#include "device_copy.h"
 #include "inplace.h"
 
 #include "../../kernels/cpu/loops.h"
@@ -64,7 +65,7 @@ Tensor& inplace_with_history(Tensor& self, const char* op, const std::function<T
   if (result.sizes() != self.sizes())
     throw_shape_error(op, "output with shape " + format_shape(self.sizes()) + " doesn't match the result shape " +
                               format_shape(result.sizes()));
-  cpu::copy_kernel(self, result);
+  detail::copy_into(self, result);
   self.bump_version();
   if (result.grad_fn()) autograd::set_history(self, result.grad_fn(), result.output_nr());
   return self;
@@ -73,7 +74,7 @@ Tensor& inplace_with_history(Tensor& self, const char* op, const std::function<T
 Tensor convert(const Tensor& t, ScalarType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out = make_tensor(t.sizes(), dtype, t.device());
-  cpu::copy_kernel(out, t);
+  detail::copy_into(out, t);
   return out;
 }
 

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "device_copy.h"
+#include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
@@ -28,9 +30,7 @@ void check_list(const TensorList& ts, const char* op) {
   for (size_t i = 0; i < ts.size(); ++i) {
     if (!ts[i].defined())
       throw ValueError(std::string(op) + ": tensor " + std::to_string(i) + " in the list is undefined");
-    if (ts[i].device() != ts[0].device())
-      throw DeviceError(std::string(op) + ": expected all tensors on one device, but tensor 0 is on " +
-                        ts[0].device().str() + " and tensor " + std::to_string(i) + " is on " + ts[i].device().str());
+    if (ts[i].device() != ts[0].device()) detail::throw_device_mismatch(op, ts[0], 0, ts[i], i);
   }
 }
 
@@ -71,13 +71,13 @@ void cat_into(const Tensor& out, const TensorList& parts, int64_t dim) {
   for (const Tensor& p : parts) {
     const int64_t n = p.sizes()[size_t(dim)];
     if (n * inner * outer > 0) {
-      if (p.dtype() == out.dtype() && p.is_contiguous()) {
+      if (p.dtype() == out.dtype() && p.is_contiguous() && out.device().is_cpu() && p.device().is_cpu()) {
         copy_blocks(base + at * inner * es, os[size_t(dim)] * inner * es, static_cast<const char*>(p.raw_data()),
                     n * inner * es, outer);
       } else {
         Shape sizes = os;
         sizes[size_t(dim)] = n;
-        cpu::copy_kernel(make_view(out, sizes, out.strides(), at * inner), p);
+        detail::copy_into(make_view(out, sizes, out.strides(), at * inner), p);
       }
     }
     at += n;

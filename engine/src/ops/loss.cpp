@@ -2,6 +2,8 @@
 #include <cmath>
 #include <limits>
 
+#include "cuda/ops.h"
+#include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
 #include "nn_rows.h"
@@ -195,6 +197,36 @@ void class_loss_backward(const ClassLoss& P, const T* x, const int64_t* tgt, con
   });
 }
 
+// The same on a GPU: one fused kernel each way (kernels/cuda/cross_entropy.h).
+Tensor class_loss_cuda(const char* node, const ClassLoss& P, Reduction red, const Tensor& input, const Tensor& target,
+                       const Tensor& weight) {
+  const ScalarType dt = input.dtype();
+  if (!is_floating(dt))
+    throw DTypeError(std::string(node) + ": input must be floating point, got " + std::string(dtype_name(dt)) + module_context());
+  cuda::ops::ClassLossArgs a;
+  a.x = dense(input, dt);
+  a.target = dense(target, kInt64);
+  a.weight = weight.defined() ? dense(weight, dt) : Tensor();
+  a.lse = P.logits ? make_tensor({P.L.n * P.L.inner}, kFloat64, input.device()) : Tensor();
+  a.total_weight = make_tensor({1}, kFloat64, input.device());
+  a.ignore_index = P.ignore;
+  a.reduction = red == Reduction::None ? cuda::ops::LossReduction::None
+                : red == Reduction::Mean ? cuda::ops::LossReduction::Mean : cuda::ops::LossReduction::Sum;
+  a.label_smoothing = P.eps;
+  a.logits = P.logits;
+  Tensor out = make_tensor(red == Reduction::None ? P.L.target_shape : Shape{}, dt, input.device());
+  cuda::ops::class_loss(out, a);
+  if (autograd::any_requires_grad(input))
+    autograd::record(node, {input}, {out}, [a, sx = SavedTensor(a.x)](const TensorList& g) {
+      cuda::ops::ClassLossArgs b = a;
+      b.x = sx.unpack();  // checks the input was not modified in place since
+      Tensor gx = make_tensor(b.x.sizes(), b.x.dtype(), b.x.device());
+      cuda::ops::class_loss_backward(gx, dense(g[0], b.x.dtype()), b);
+      return TensorList{gx};
+    });
+  return out;
+}
+
 Tensor class_loss(const char* op, const char* node, const Tensor& input, const Tensor& target, const Tensor& weight,
                   int64_t ignore_index, const std::string& reduction, double label_smoothing, bool logits) {
   OpGuard guard(op, input, target, weight);
@@ -209,6 +241,7 @@ Tensor class_loss(const char* op, const char* node, const Tensor& input, const T
   P.logits = logits;
   const ScalarType dt = input.dtype();
   const int64_t S = P.L.n * P.L.inner;
+  if (detail::op_device(op, input, target, weight).is_cuda()) return class_loss_cuda(node, P, red, input, target, weight);
   Tensor x = dense(input, dt), tgt = dense(target, kInt64);
   Tensor w = weight.defined() ? dense(weight, dt) : Tensor();
   check_targets(op, tgt.data_ptr<int64_t>(), S, P.L.c, ignore_index);

@@ -1,6 +1,11 @@
-// matmul, mm, bmm, addmm, linear: shape checks here, products in cpu::matmul_into (OpenBLAS).
+// matmul, mm, bmm, addmm, linear: shape checks here, products in cpu::matmul_into (OpenBLAS)
+// or, for tensors on a GPU, cuda::ops::matmul (cuBLAS).
 #include "../../kernels/cpu/gemm.h"
 #include "../../kernels/cpu/loops.h"
+#include "cuda/ops.h"
+#include "device_copy.h"
+#include "op_device.h"
+#include "reduce_cuda.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
 #include "rt/ops/elementwise.h"
@@ -33,6 +38,12 @@ void check_dtypes(const char* op, const TensorList& ts, const char* const* names
 void check_pair(const char* op, const Tensor& a, const Tensor& b) {
   static const char* const names[] = {"first operand", "second operand"};
   check_dtypes(op, {a, b}, names);
+  detail::op_device(op, a, b);
+}
+
+void matmul_into(const Tensor& out, const Tensor& a, const Tensor& b, double alpha = 1.0, double beta = 0.0) {
+  if (out.is_cuda()) cuda::ops::matmul(out, a, b, alpha, beta);
+  else cpu::matmul_into(out, a, b, alpha, beta);
 }
 
 // Throws the "cannot be multiplied" error for contracted dims da (of a) and db (of b).
@@ -71,8 +82,8 @@ Tensor scaled(const Tensor& g, double s) { return s == 1.0 ? g : g * Scalar(s); 
 
 Tensor dot_core(const Tensor& a, const Tensor& b) {
   OpGuard guard("dot", a, b);
-  Tensor out = make_tensor({}, a.dtype());
-  cpu::matmul_into(alias(out, {1, 1}, {1, 1}), as_row(a), as_col(b));
+  Tensor out = make_tensor({}, a.dtype(), a.device());
+  matmul_into(alias(out, {1, 1}, {1, 1}), as_row(a), as_col(b));
   if (autograd::any_requires_grad(a, b))
     record("DotBackward0", {a, b}, {out}, [sa = SavedTensor(a), sb = SavedTensor(b)](const TensorList& g) {
       return TensorList{g[0] * sb.unpack(), g[0] * sa.unpack()};
@@ -82,8 +93,8 @@ Tensor dot_core(const Tensor& a, const Tensor& b) {
 
 Tensor mv_core(const Tensor& a, const Tensor& v) {
   OpGuard guard("mv", a, v);
-  Tensor out = make_tensor({a.size(0)}, a.dtype());
-  cpu::matmul_into(as_col(out), a, as_col(v));
+  Tensor out = make_tensor({a.size(0)}, a.dtype(), a.device());
+  matmul_into(as_col(out), a, as_col(v));
   if (autograd::any_requires_grad(a, v)) {
     const bool ga = a.requires_grad(), gv = v.requires_grad();
     record("MvBackward0", {a, v}, {out},
@@ -95,8 +106,8 @@ Tensor mv_core(const Tensor& a, const Tensor& v) {
 }
 
 Tensor mm_core(const Tensor& a, const Tensor& b) {
-  Tensor out = make_tensor({a.size(0), b.size(1)}, a.dtype());
-  cpu::matmul_into(out, a, b);
+  Tensor out = make_tensor({a.size(0), b.size(1)}, a.dtype(), a.device());
+  matmul_into(out, a, b);
   if (autograd::any_requires_grad(a, b)) {
     const bool ga = a.requires_grad(), gb = b.requires_grad();
     record("MmBackward0", {a, b}, {out},
@@ -111,8 +122,8 @@ Tensor mm_core(const Tensor& a, const Tensor& b) {
 Tensor bmm_core(const Tensor& a, const Tensor& b) {
   Shape shape = a.sizes();
   shape.back() = b.size(-1);
-  Tensor out = make_tensor(shape, a.dtype());
-  cpu::matmul_into(out, a, b);
+  Tensor out = make_tensor(shape, a.dtype(), a.device());
+  matmul_into(out, a, b);
   if (autograd::any_requires_grad(a, b)) {
     const bool ga = a.requires_grad(), gb = b.requires_grad();
     record("BmmBackward0", {a, b}, {out},
@@ -206,6 +217,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   check_matrix("addmm", b, 2, "second operand");
   static const char* const names[] = {"first operand", "second operand", "input (self)"};
   check_dtypes("addmm", {a, b, self}, names);
+  detail::op_device("addmm", a, b, self);
   if (a.size(1) != b.size(0)) throw_mismatch("addmm", a, b, 1, 0);
   const Shape shape{a.size(0), b.size(1)};
   bool fits = self.dim() <= 2;
@@ -215,9 +227,9 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
                                    " cannot be broadcast to the product's shape " + format_shape(shape) + " (" +
                                    format_shape(a.sizes()) + " @ " + format_shape(b.sizes()) + ")");
   const double beta = beta_s.to_double(), alpha = alpha_s.to_double();
-  Tensor out = make_tensor(shape, a.dtype());
-  if (beta != 0.0) cpu::copy_kernel(out, self);
-  cpu::matmul_into(out, a, b, alpha, beta);
+  Tensor out = make_tensor(shape, a.dtype(), a.device());
+  if (beta != 0.0) detail::copy_into(out, self.sizes() == shape ? self : expand(detach(self), shape));
+  matmul_into(out, a, b, alpha, beta);
   if (autograd::any_requires_grad(self, a, b)) {
     const bool ga = a.requires_grad(), gb = b.requires_grad();
     record("AddmmBackward0", {self, a, b}, {out},
@@ -236,6 +248,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   if (x.dim() == 0) throw_shape_error("linear", "expected input to be at least 1-D, but got a 0-D tensor");
   static const char* const names[] = {"input", "weight", "bias"};
   check_dtypes("linear", {x, w, bias}, names);
+  detail::op_device("linear", x, w, bias);
   const int64_t in = w.size(1), out_f = w.size(0);
   if (x.size(-1) != in) {
     const bool flipped = w.size(0) == x.size(-1);
@@ -258,10 +271,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   }
   Shape shape(x.sizes().begin(), x.sizes().end() - 1);
   shape.push_back(out_f);
-  Tensor out = make_tensor(shape, x.dtype());
+  Tensor out = make_tensor(shape, x.dtype(), x.device());
   Tensor out2 = alias(out, {rows, out_f}, {out_f, 1});
-  if (bias.defined()) cpu::copy_kernel(out2, bias);
-  cpu::matmul_into(out2, x2, transposed(w), 1.0, bias.defined() ? 1.0 : 0.0);
+  if (bias.defined()) detail::copy_into(out2, bias.sizes() == out2.sizes() ? bias : expand(detach(bias), out2.sizes()));
+  matmul_into(out2, x2, transposed(w), 1.0, bias.defined() ? 1.0 : 0.0);
   if (autograd::any_requires_grad(x, w, bias)) {
     const bool gx = x.requires_grad(), gw = w.requires_grad(), gb = bias.defined() && bias.requires_grad();
     record(bias.defined() ? "AddmmBackward0" : "MmBackward0", {x, w, bias}, {out},
@@ -273,9 +286,13 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
              if (gw) grads[1] = mm(g2.t(), sx.unpack());
              if (gb) {
                OpGuard sum_guard("sum", g2);
-               Tensor gc = contiguous(g2);
-               grads[2] = make_tensor({out_f}, gc.dtype());
-               cpu::sum_rows_into(grads[2], gc);
+               if (g2.is_cuda()) {
+                 grads[2] = detail::cuda_reduce(cuda::ops::ReduceOp::Sum, g2, {0}, false, g2.dtype(), "sum").first;
+               } else {
+                 Tensor gc = contiguous(g2);
+                 grads[2] = make_tensor({out_f}, gc.dtype());
+                 cpu::sum_rows_into(grads[2], gc);
+               }
              }
              return grads;
            });

@@ -1,6 +1,9 @@
 // layer_norm and batch_norm: fused forward that saves mean/rstd, fused backward for input, weight and bias.
 #include <cmath>
 
+#include "cuda/ops.h"
+#include "op_device.h"
+#include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
 #include "nn_rows.h"
@@ -184,7 +187,7 @@ void update_running(Tensor buf, const std::vector<double>& stat, double momentum
   NoGradGuard no_grad;
   std::vector<double> old = buf.detach().to_vector<double>();
   for (size_t i = 0; i < old.size(); ++i) old[i] = (1.0 - momentum) * old[i] + momentum * stat[i];
-  cpu::copy_kernel(buf, from_vector(old, buf.sizes()));
+  detail::copy_into(buf, from_vector(old, buf.sizes()));
   buf.bump_version();
 }
 
@@ -220,9 +223,11 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   const int64_t D = numel_of(normalized_shape), M = D == 0 ? 0 : x.numel() / D;
   Tensor xc = dense(x, dt);
   Tensor w = weight.defined() ? dense(weight, dt) : Tensor(), b = bias.defined() ? dense(bias, dt) : Tensor();
-  Tensor out = make_tensor(xs, dt);
-  Tensor mean = make_tensor({M}, kFloat64), rstd = make_tensor({M}, kFloat64);
+  const Device dev = detail::op_device("layer_norm", x, weight, bias);
+  Tensor out = make_tensor(xs, dt, dev);
+  Tensor mean = make_tensor({M}, kFloat64, dev), rstd = make_tensor({M}, kFloat64, dev);
   visit_float(dt, "layer_norm", [&]<typename T>() {
+    if (dev.is_cuda()) return cuda::ops::layer_norm(out, mean, rstd, xc, w, b, D, eps);
     layer_norm_forward<T>(xc.data_ptr<T>(), ptr_or_null<T>(w), ptr_or_null<T>(b), out.data_ptr<T>(),
                           mean.data_ptr<double>(), rstd.data_ptr<double>(), M, D, eps);
   });
@@ -234,7 +239,13 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                       sr = SavedTensor(rstd), wt = ParamMeta(weight), bt = ParamMeta(bias)](const TensorList& g) {
                        Tensor xv = sx.unpack(), wv = sw.defined() ? sw.unpack() : Tensor();
                        Tensor gc = dense(g[0], xv.dtype());
-                       Tensor dx = need[0] ? make_tensor(xv.sizes(), xv.dtype()) : Tensor();
+                       Tensor dx = need[0] ? make_tensor(xv.sizes(), xv.dtype(), xv.device()) : Tensor();
+                       if (xv.is_cuda()) {
+                         Tensor gw = need[1] ? make_tensor(wt.shape, wt.dtype, xv.device()) : Tensor();
+                         Tensor gb = need[2] ? make_tensor(bt.shape, bt.dtype, xv.device()) : Tensor();
+                         cuda::ops::layer_norm_backward(dx, gw, gb, gc, xv, wv, sm.unpack(), sr.unpack(), D);
+                         return TensorList{dx, gw, gb};
+                       }
                        std::vector<double> dw(static_cast<size_t>(D)), db(static_cast<size_t>(D));
                        const bool params = need[1] || need[2];
                        visit_float(xv.dtype(), "layer_norm_backward", [&]<typename T>() {
@@ -249,6 +260,46 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   }
   return out;
 }
+
+namespace {
+// batch_norm on a GPU: statistics, normalisation and the running-stat update in one kernel
+// (kernels/cuda/batch_norm.h); the parameters keep their own dtype, as on the CPU.
+Tensor batch_norm_cuda(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                       const Tensor& bias, bool training, double momentum, double eps) {
+  if (!is_floating(x.dtype()))
+    throw DTypeError("batch_norm: expected a floating point input, got " + std::string(dtype_name(x.dtype())) +
+                     module_context());
+  const int64_t C = x.size(1);
+  Tensor xc = x.contiguous();
+  Tensor out = make_tensor(x.sizes(), x.dtype(), x.device());
+  Tensor mean = make_tensor({C}, kFloat64, x.device()), invstd = make_tensor({C}, kFloat64, x.device());
+  {
+    NoGradGuard no_grad;
+    cuda::ops::batch_norm(out, mean, invstd, xc, weight.defined() ? weight.detach().contiguous() : Tensor(),
+                          bias.defined() ? bias.detach().contiguous() : Tensor(), running_mean, running_var, training,
+                          momentum, eps);
+  }
+  if (training) {
+    if (running_mean.defined()) running_mean.bump_version();
+    if (running_var.defined()) running_var.bump_version();
+  }
+  if (autograd::any_requires_grad(x, weight, bias)) {
+    const bool need[3] = {x.requires_grad(), weight.defined() && weight.requires_grad(),
+                          bias.defined() && bias.requires_grad()};
+    autograd::record("NativeBatchNormBackward0", {x, weight, bias}, {out},
+                     [need, training, mean, invstd, sx = SavedTensor(xc), sw = SavedTensor(weight.defined() ? weight.detach().contiguous() : Tensor()),
+                      wt = ParamMeta(weight), bt = ParamMeta(bias)](const TensorList& g) {
+                       Tensor xv = sx.unpack(), wv = sw.defined() ? sw.unpack() : Tensor();
+                       Tensor dx = need[0] ? make_tensor(xv.sizes(), xv.dtype(), xv.device()) : Tensor();
+                       Tensor gw = need[1] ? make_tensor(wt.shape, wt.dtype, xv.device()) : Tensor();
+                       Tensor gb = need[2] ? make_tensor(bt.shape, bt.dtype, xv.device()) : Tensor();
+                       cuda::ops::batch_norm_backward(dx, gw, gb, g[0].contiguous(), xv, wv, mean, invstd, training);
+                       return TensorList{dx, gw, gb};
+                     });
+  }
+  return out;
+}
+}  // namespace
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
@@ -272,6 +323,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     throw ValueError("batch_norm: expected more than 1 value per channel when training, got input size " +
                      format_shape(x.sizes()) + module_context());
   const ScalarType dt = x.dtype();
+  if (detail::op_device("batch_norm", x, running_mean, running_var, weight, bias).is_cuda())
+    return batch_norm_cuda(x, running_mean, running_var, weight, bias, training, momentum, eps);
   Tensor xc = dense(x, dt);
   Tensor w = weight.defined() ? dense(weight, dt) : Tensor(), b = bias.defined() ? dense(bias, dt) : Tensor();
   Tensor out = make_tensor(x.sizes(), dt);
@@ -305,7 +358,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                       bt = ParamMeta(bias)](const TensorList& g) {
                        Tensor xv = sx.unpack(), wv = sw.defined() ? sw.unpack() : Tensor();
                        Tensor gc = dense(g[0], xv.dtype());
-                       Tensor dx = need[0] ? make_tensor(xv.sizes(), xv.dtype()) : Tensor();
+                       Tensor dx = need[0] ? make_tensor(xv.sizes(), xv.dtype(), xv.device()) : Tensor();
                        std::vector<double> dw(static_cast<size_t>(L.c)), db(static_cast<size_t>(L.c));
                        visit_float(xv.dtype(), "batch_norm_backward", [&]<typename T>() {
                          batch_norm_backward<T>(xv.data_ptr<T>(), ptr_or_null<T>(wv), gc.data_ptr<T>(), mean.data(),

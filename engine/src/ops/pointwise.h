@@ -6,10 +6,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "../../kernels/cpu/loops.h"
+#include "cuda/ops.h"
 #include "inplace.h"
+#include "op_device.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
 
@@ -162,11 +165,28 @@ template <typename C>
 // such a lambda out of line, and a call per element stops the loops in kernels/cpu/loops.h from
 // vectorising (gelu ran 4x slower). Small lambdas are inlined without help.
 
+// What a pointwise op runs on a CUDA tensor (kernels/cuda/unary.h). An op that passes none
+// has no CUDA kernel yet: on a GPU tensor it fails with a DeviceError naming it.
+struct CudaUnary {
+  cuda::ops::UnaryOp op;
+  cuda_kernels::UnaryParams params{};
+};
+
+// Its fused backward on a CUDA tensor (kernels/cuda/unary_backward.h), likewise optional.
+struct CudaUnaryBackward {
+  cuda::ops::UnaryBackwardOp op;
+  cuda_kernels::UnaryParams params{};
+};
+
 // out = op(a) for a floating-only function; op is generic over float and double.
 template <typename Op>
-Tensor map_float(const Tensor& a, Op op) {
+Tensor map_float(const Tensor& a, Op op, std::optional<CudaUnary> on_cuda = std::nullopt) {
   const ScalarType in = a.dtype();
-  Tensor out = make_tensor(a.sizes(), float_result(in));
+  Tensor out = make_tensor(a.sizes(), float_result(in), a.device());
+  if (out.is_cuda() && on_cuda) {
+    cuda::ops::unary(on_cuda->op, out, a, on_cuda->params);
+    return out;
+  }
   cpu::ElementwiseLoop loop(out, {a});
   if (is_floating(in)) {
     visit_float(in, [&]<typename T>() { cpu::unary_kernel<T>(loop, op); });
@@ -181,8 +201,12 @@ Tensor map_float(const Tensor& a, Op op) {
 
 // out = op(a) in a's dtype for every dtype but bool (the caller handles bool first).
 template <typename Op>
-Tensor map_same(const Tensor& a, Op op) {
-  Tensor out = make_tensor(a.sizes(), a.dtype());
+Tensor map_same(const Tensor& a, Op op, std::optional<CudaUnary> on_cuda = std::nullopt) {
+  Tensor out = make_tensor(a.sizes(), a.dtype(), a.device());
+  if (out.is_cuda() && on_cuda) {
+    cuda::ops::unary(on_cuda->op, out, a, on_cuda->params);
+    return out;
+  }
   cpu::ElementwiseLoop loop(out, {a});
   visit_dtype(a.dtype(), [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>) cpu::unary_kernel<T>(loop, op);
@@ -193,11 +217,16 @@ Tensor map_same(const Tensor& a, Op op) {
 // A fused backward kernel: grad_in = op(grad, saved) in saved's (floating) dtype, shaped like
 // grad. Reported to observers as `name` ("sigmoid_backward"), like PyTorch's backward ops.
 template <typename Op>
-Tensor map_grad(const char* name, const Tensor& grad, const Tensor& saved, Op op) {
+Tensor map_grad(const char* name, const Tensor& grad, const Tensor& saved, Op op,
+                std::optional<CudaUnaryBackward> on_cuda = std::nullopt) {
   OpGuard guard(name, grad, saved);
   const ScalarType dt = saved.dtype();
+  Tensor out = make_tensor(grad.sizes(), dt, op_device(name, grad, saved));
+  if (out.is_cuda() && on_cuda) {
+    cuda::ops::unary_backward(on_cuda->op, out, grad, saved, on_cuda->params);
+    return out;
+  }
   Tensor g = convert(grad, dt);
-  Tensor out = make_tensor(grad.sizes(), dt);
   cpu::ElementwiseLoop loop(out, {g, saved});
   visit_float(dt, [&]<typename T>() { cpu::binary_kernel<T>(loop, op); });
   return out;
@@ -217,9 +246,9 @@ Tensor map_grad3(const char* name, ScalarType dt, const Tensor& grad, const Tens
 // Records node `name` for out = f(in), whose backward is map_grad(backward_op, grad, saved, op).
 template <typename Op>
 void record_unary(const char* name, const char* backward_op, const Tensor& in, const Tensor& out,
-                  const Tensor& saved, Op op) {
-  autograd::record(name, {in}, {out}, [s = autograd::SavedTensor(saved), backward_op, op](const TensorList& g) {
-    return TensorList{map_grad(backward_op, g[0], s.unpack(), op)};
+                  const Tensor& saved, Op op, std::optional<CudaUnaryBackward> on_cuda = std::nullopt) {
+  autograd::record(name, {in}, {out}, [s = autograd::SavedTensor(saved), backward_op, op, on_cuda](const TensorList& g) {
+    return TensorList{map_grad(backward_op, g[0], s.unpack(), op, on_cuda)};
   });
 }
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "cuda/ops.h"
+#include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
@@ -48,8 +50,8 @@ void visit_float(ScalarType t, F&& f) {
 
 Tensor dense(const Tensor& t) {
   if (t.is_contiguous()) return t;
-  Tensor out = make_tensor(t.sizes(), t.dtype());
-  cpu::copy_kernel(out, t);
+  Tensor out = make_tensor(t.sizes(), t.dtype(), t.device());
+  detail::copy_into(out, t);
   return out;
 }
 
@@ -125,6 +127,40 @@ AvgWindow avg_window(const PoolShape& s, int64_t oh, int64_t ow, bool count_incl
   return {h0, h1, w0, w1, count_include_pad ? padded : (h1 - h0) * (w1 - w0)};
 }
 
+cuda::ops::PoolWindow window_of(const PoolShape& s) { return {s.kH, s.kW, s.sH, s.sW, s.pH, s.pW, s.dH, s.dW}; }
+
+// Pooling on a GPU: one kernel each way (kernels/cuda/pooling.h).
+Tensor max_pool2d_cuda(const PoolShape& s, const Tensor& input) {
+  if (!is_floating(input.dtype()))
+    throw DTypeError("max_pool2d on CUDA: expected a floating point input, got " + std::string(dtype_name(input.dtype())) +
+                     module_context());
+  const Tensor in = input.contiguous();
+  Tensor out = make_tensor(s.out_shape, input.dtype(), input.device());
+  Tensor indices = make_tensor(s.out_shape, kInt64, input.device());
+  cuda::ops::max_pool2d(out, indices, in, window_of(s));
+  if (autograd::any_requires_grad(input))
+    autograd::record("MaxPool2DWithIndicesBackward0", {input}, {out}, [s, indices, shape = input.sizes()](const TensorList& g) {
+      OpGuard guard("max_pool2d_with_indices_backward", g[0]);
+      Tensor gin = make_tensor(shape, g[0].dtype(), g[0].device());
+      cuda::ops::max_pool2d_backward(gin, g[0].contiguous(), indices, window_of(s));
+      return TensorList{gin};
+    });
+  return out;
+}
+
+Tensor avg_pool2d_cuda(const PoolShape& s, const Tensor& input, bool count_include_pad) {
+  Tensor out = make_tensor(s.out_shape, input.dtype(), input.device());
+  cuda::ops::avg_pool2d(out, input.contiguous(), window_of(s), count_include_pad);
+  if (autograd::any_requires_grad(input))
+    autograd::record("AvgPool2DBackward0", {input}, {out}, [s, count_include_pad, shape = input.sizes()](const TensorList& g) {
+      OpGuard guard("avg_pool2d_backward", g[0]);
+      Tensor gin = make_tensor(shape, g[0].dtype(), g[0].device());
+      cuda::ops::avg_pool2d_backward(gin, g[0].contiguous(), window_of(s), count_include_pad);
+      return TensorList{gin};
+    });
+  return out;
+}
+
 int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
 int64_t adaptive_end(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
 
@@ -135,6 +171,7 @@ Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
   OpGuard guard("max_pool2d", input);
   PoolShape s = check_input("max_pool2d", input, false);
   set_window("max_pool2d", s, input, kernel_size, stride, padding, dilation, ceil_mode);
+  if (input.is_cuda()) return max_pool2d_cuda(s, input);
   const Tensor in = dense(input);
   Tensor out = make_tensor(s.out_shape, input.dtype()), indices = make_tensor(s.out_shape, kInt64);
   visit_ordered(input.dtype(), [&]<typename T>() {
@@ -193,6 +230,7 @@ Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
   OpGuard guard("avg_pool2d", input);
   PoolShape s = check_input("avg_pool2d", input, true);
   set_window("avg_pool2d", s, input, kernel_size, stride, padding, {1}, ceil_mode);
+  if (input.is_cuda()) return avg_pool2d_cuda(s, input, count_include_pad);
   const Tensor in = dense(input);
   Tensor out = make_tensor(s.out_shape, input.dtype());
   visit_float(input.dtype(), [&]<typename T>() {

@@ -51,6 +51,7 @@ ScalarType pow_scalar_dtype(const Tensor& a, const Scalar& e, const char* op) {
 
 // out = a ** e with a already in out's dtype. Common exponents avoid std::pow, as in PyTorch.
 void pow_scalar_into(const Tensor& out, const Tensor& a, const Scalar& e) {
+  if (out.is_cuda()) return cuda::ops::binary_scalar(cuda::ops::BinaryOp::Pow, out, a, e);
   cpu::ElementwiseLoop loop(out, {a});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
@@ -77,6 +78,7 @@ void pow_scalar_into(const Tensor& out, const Tensor& a, const Scalar& e) {
 
 // out = a ** e elementwise, both already in out's dtype and broadcast to its shape.
 void pow_tensor_into(const Tensor& out, const Tensor& a, const Tensor& e) {
+  if (out.is_cuda()) return cuda::ops::binary(cuda::ops::BinaryOp::Pow, out, a, e);
   cpu::ElementwiseLoop loop(out, {a, e});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
@@ -88,7 +90,8 @@ void pow_tensor_into(const Tensor& out, const Tensor& a, const Tensor& e) {
 
 // PowBackward0: grad * e * x^(e-1), and zero for e == 0.
 Tensor pow_scalar_backward(const Tensor& grad, const Tensor& x, double e) {
-  if (e == 0) return zeros(grad.sizes(), x.dtype());
+  if (e == 0) return zeros(grad.sizes(), TensorOptions(x.dtype()).with_device(x.device()));
+  if (x.is_cuda()) return e == 2 ? grad * x * Scalar(2.0) : grad * pow(x, Scalar(e - 1)) * Scalar(e);
   if (e == 2) return map_grad("pow_backward", grad, x, [](auto g, auto v) { return decltype(v)(2) * g * v; });
   return map_grad("pow_backward", grad, x, [e](auto g, auto v) {
     using C = decltype(v);
@@ -119,6 +122,7 @@ ScalarType clamp_dtype(const Tensor& a, const std::optional<Scalar>& lo, const s
 }
 
 void clamp_into(const Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  if (out.is_cuda()) return cuda::ops::clamp(out, a, lo, hi);
   cpu::ElementwiseLoop loop(out, {a});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
@@ -150,19 +154,23 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
   OpGuard guard(name, a, b);
   const ScalarType dt = result_type(a, b);
   const Shape shape = a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), name);
-  Tensor out = make_tensor(shape, dt);
+  Tensor out = make_tensor(shape, dt, detail::op_device(name, a, b));
   const Tensor ac = convert(a, dt), bc = convert(b, dt);  // the loop keeps raw pointers into them
-  cpu::ElementwiseLoop loop(out, {ac, bc});
-  visit_dtype(dt, [&]<typename T>() {
-    using C = compute_t<T>;
-    if constexpr (is_float_v<T>) {  // NaN in either operand propagates
-      if (is_max) cpu::binary_kernel<T>(loop, [](C x, C y) { return detail::blend((x != x) | (x > y), x, y); });
-      else cpu::binary_kernel<T>(loop, [](C x, C y) { return detail::blend((x != x) | (x < y), x, y); });
-    } else {
-      if (is_max) cpu::binary_kernel<T>(loop, [](C x, C y) { return x > y ? x : y; });
-      else cpu::binary_kernel<T>(loop, [](C x, C y) { return x < y ? x : y; });
-    }
-  });
+  if (out.is_cuda()) {
+    cuda::ops::binary(is_max ? cuda::ops::BinaryOp::Maximum : cuda::ops::BinaryOp::Minimum, out, ac, bc);
+  } else {
+    cpu::ElementwiseLoop loop(out, {ac, bc});
+    visit_dtype(dt, [&]<typename T>() {
+      using C = compute_t<T>;
+      if constexpr (is_float_v<T>) {  // NaN in either operand propagates
+        if (is_max) cpu::binary_kernel<T>(loop, [](C x, C y) { return detail::blend((x != x) | (x > y), x, y); });
+        else cpu::binary_kernel<T>(loop, [](C x, C y) { return detail::blend((x != x) | (x < y), x, y); });
+      } else {
+        if (is_max) cpu::binary_kernel<T>(loop, [](C x, C y) { return x > y ? x : y; });
+        else cpu::binary_kernel<T>(loop, [](C x, C y) { return x < y ? x : y; });
+      }
+    });
+  }
   if (autograd::any_requires_grad(a, b) && is_floating(dt)) {
     // Ties split the gradient evenly; the operand that loses gets none.
     auto backward = [dt, is_max](const Tensor& g, const Tensor& x, const Tensor& y) {
@@ -188,7 +196,7 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
 Tensor pow(const Tensor& a, const Scalar& exponent) {
   OpGuard guard("pow", a);
   const ScalarType dt = pow_scalar_dtype(a, exponent, "pow");
-  Tensor out = make_tensor(a.sizes(), dt);
+  Tensor out = make_tensor(a.sizes(), dt, a.device());
   pow_scalar_into(out, convert(a, dt), exponent);
   if (autograd::any_requires_grad(a))
     record("PowBackward0", {a}, {out}, [sa = SavedTensor(a), e = exponent.to_double()](const TensorList& g) {
@@ -201,7 +209,7 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
   OpGuard guard("pow", a, exponent);
   const ScalarType dt = pow_dtype(a, exponent, "pow");
   const Shape shape = a.sizes() == exponent.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), exponent.sizes(), "pow");
-  Tensor out = make_tensor(shape, dt);
+  Tensor out = make_tensor(shape, dt, detail::op_device("pow", a, exponent));
   pow_tensor_into(out, convert(a, dt), convert(exponent, dt));
   if (autograd::any_requires_grad(a, exponent) && is_floating(dt)) {
     const bool ga = a.requires_grad(), ge = exponent.requires_grad();
@@ -225,7 +233,7 @@ Tensor pow(const Scalar& base, const Tensor& exponent) {
   OpGuard guard("pow", exponent);
   Tensor b = scalar_to_tensor(base);
   const ScalarType dt = pow_dtype(b, exponent, "pow");
-  Tensor out = make_tensor(exponent.sizes(), dt);
+  Tensor out = make_tensor(exponent.sizes(), dt, exponent.device());
   pow_tensor_into(out, convert(b, dt), convert(exponent, dt));
   if (autograd::any_requires_grad(exponent) && is_floating(dt))
     record("PowBackward2", {exponent}, {out}, [b, se = SavedTensor(exponent), dt](const TensorList& g) {
@@ -241,7 +249,7 @@ Tensor square(const Tensor& a) {
     using C = decltype(v);
     if constexpr (std::is_integral_v<C>) return C(std::make_unsigned_t<C>(v) * std::make_unsigned_t<C>(v));
     else return v * v;
-  });
+  }, detail::CudaUnary{cuda::ops::UnaryOp::Square});
   if (autograd::any_requires_grad(a))
     record("PowBackward0", {a}, {out}, [sa = SavedTensor(a)](const TensorList& g) {
       return TensorList{pow_scalar_backward(g[0], sa.unpack(), 2.0)};
@@ -252,12 +260,15 @@ Tensor square(const Tensor& a) {
 Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max) {
   OpGuard guard("clamp", a);
   const ScalarType dt = clamp_dtype(a, min, max, "clamp");
-  Tensor out = make_tensor(a.sizes(), dt);
+  Tensor out = make_tensor(a.sizes(), dt, a.device());
   clamp_into(out, convert(a, dt), min, max);
   if (autograd::any_requires_grad(a) && is_floating(dt)) {
     const double inf = std::numeric_limits<double>::infinity();
     const double lo = min ? min->to_double() : -inf, hi = max ? max->to_double() : inf;
     record("ClampBackward1", {a}, {out}, [sa = SavedTensor(a), lo, hi](const TensorList& g) {
+      const Tensor x = sa.unpack();
+      if (x.is_cuda())  // the kept range as a mask, composed of ops
+        return TensorList{g[0] * logical_and(ge(x, scalar_to_tensor(lo)), le(x, scalar_to_tensor(hi))).to(g[0].dtype())};
       return TensorList{map_grad("clamp_backward", g[0], sa.unpack(), [lo, hi](auto gv, auto x) {
         using C = decltype(x);
         return detail::blend((x >= C(lo)) & (x <= C(hi)), gv, C(0));

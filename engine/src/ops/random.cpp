@@ -8,6 +8,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "cuda/ops.h"
+#include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
 #include "../philox.h"
 #include "inplace.h"
@@ -82,6 +84,7 @@ void require_floating_dtype(ScalarType dt, const char* op, const char* hint) {
 
 // Fills contiguous t with low + (high - low) * U[0, 1).
 void fill_uniform(const Tensor& t, double low, double high) {
+  if (t.is_cuda()) return cuda::ops::random_fill(t, false, low, high);
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       T* p = static_cast<T*>(t.raw_data());
@@ -98,6 +101,7 @@ void fill_uniform(const Tensor& t, double low, double high) {
 // Fills contiguous t with mean + stddev * N(0, 1), Box-Muller on pairs of uniforms (in float
 // for the 16- and 32-bit types, in double for float64).
 void fill_normal(const Tensor& t, double mean, double stddev) {
+  if (t.is_cuda()) return cuda::ops::random_fill(t, true, mean, stddev);
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -123,6 +127,13 @@ Tensor finish(Tensor t, const TensorOptions& opts) {
   return t;
 }
 
+// For integer draws computed on the host: copies the result to opts.device (one transfer; the
+// same values as on the CPU), then applies requires_grad.
+Tensor finish_on(Tensor t, const TensorOptions& opts) {
+  if (!opts.device.is_cpu()) t = t.to(opts.device);
+  return finish(t, opts);
+}
+
 TensorOptions like(const Tensor& t, const std::optional<TensorOptions>& opts) {
   if (opts) return *opts;
   TensorOptions o(t.dtype());
@@ -137,9 +148,9 @@ Tensor& fill_in_place(Tensor& t, const char* op, const Fill& fill) {
   if (t.is_contiguous()) {
     fill(t);
   } else {
-    Tensor tmp = make_tensor(t.sizes(), t.dtype());
+    Tensor tmp = make_tensor(t.sizes(), t.dtype(), t.device());
     fill(tmp);
-    cpu::copy_kernel(t, tmp);
+    detail::copy_into(t, tmp);
   }
   t.bump_version();
   return t;
@@ -226,7 +237,7 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opts
     throw ValueError("randint: expected low < high, got low=" + std::to_string(low) + " high=" + std::to_string(high) +
                      module_context() + ". Hint: the range is [low, high), so high must exceed low");
   require_representable(opts.dtype, double(low), double(high - 1), "randint", "the range [low, high)");
-  Tensor t = make_tensor(shape, opts.dtype, opts.device);
+  Tensor t = make_tensor(shape, opts.dtype);  // drawn on the host, then placed (finish_on)
   const uint64_t range = uint64_t(high) - uint64_t(low);
   visit_dtype(opts.dtype, [&]<typename T>() {
     T* p = static_cast<T*>(t.raw_data());
@@ -239,7 +250,7 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opts
       }
     });
   });
-  return finish(t, opts);
+  return finish_on(t, opts);
 }
 
 Tensor randperm(int64_t n, TensorOptions opts) {
@@ -260,9 +271,9 @@ Tensor randperm(int64_t n, TensorOptions opts) {
     const int64_t i = n - 1 - k;
     std::swap(perm[size_t(i)], perm[size_t(mulhi(word64(w, int(k % 2)), uint64_t(i) + 1))]);
   }
-  Tensor t = make_tensor({n}, opts.dtype, opts.device);
-  cpu::copy_kernel(t, from_vector(perm, {n}));
-  return finish(t, opts);
+  Tensor t = make_tensor({n}, opts.dtype);
+  detail::copy_into(t, from_vector(perm, {n}));
+  return finish_on(t, opts);
 }
 
 Tensor bernoulli(const Tensor& probs) {

@@ -8,7 +8,10 @@
 namespace rt {
 namespace {
 
+// Ranges are computed on the host and copied to a GPU in one transfer: the same values
+// on every device, and no kernel per formula.
 Tensor finish(Tensor t, const TensorOptions& opts) {
+  if (!opts.device.is_cpu()) t = t.to(opts.device);
   if (opts.requires_grad) t.requires_grad_();
   return t;
 }
@@ -58,7 +61,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
     if (!(nd < 9.2e18)) throw ValueError("arange: the range (" + args + ") has too many elements" + module_context());
     n = int64_t(nd);
   }
-  Tensor t = make_tensor({n}, o.dtype, o.device);
+  Tensor t = make_tensor({n}, o.dtype);
   if (integral && is_integral(o.dtype, true)) {
     const int64_t a = start.to_int(), d = step.to_int();
     fill_indexed(t, [a, d](int64_t i) { return a + i * d; });
@@ -72,7 +75,7 @@ Tensor linspace(double start, double end, int64_t steps, TensorOptions opts) {
   OpGuard guard("linspace");
   if (steps < 0)
     throw ValueError("linspace: number of steps must be non-negative, got " + std::to_string(steps) + module_context());
-  Tensor t = make_tensor({steps}, opts.dtype, opts.device);
+  Tensor t = make_tensor({steps}, opts.dtype);
   if (steps == 1) {
     fill_indexed(t, [start](int64_t) { return start; });
   } else if (steps > 1) {
@@ -90,7 +93,7 @@ Tensor eye(int64_t n, int64_t m, TensorOptions opts) {
   if (n < 0 || m < 0)
     throw ValueError("eye: expected non-negative sizes, got n=" + std::to_string(n) + " m=" + std::to_string(m) +
                      module_context());
-  Tensor t = make_tensor({n, m}, opts.dtype, opts.device);
+  Tensor t = make_tensor({n, m}, opts.dtype);
   fill_indexed(t, [m](int64_t i) { return int64_t(i / m == i % m); });
   return finish(t, opts);
 }

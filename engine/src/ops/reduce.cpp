@@ -1,7 +1,9 @@
 // mean, prod, all, any, and the shared reduction helpers. max/min live in reduce_minmax.cpp,
 // var/std/norm/logsumexp in reduce_stats.cpp, sum in sum.cpp.
 #include <functional>
+#include <tuple>
 
+#include "reduce_cuda.h"
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
@@ -83,15 +85,9 @@ Tensor all_any(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const 
   return out;
 }
 
-}  // namespace
-
-Tensor mean(const Tensor& t, const Shape& dims, bool keepdim) {
-  OpGuard guard("mean", t);
-  detail::require_floating(t, "mean");
-  auto plan = cpu::ReducePlan::make(t, dims, keepdim, "mean");
-  Tensor out = make_tensor(plan.out_shape, t.dtype());
+void mean_rows(const cpu::ReducePlan& plan, const Tensor& out) {
   const int64_t inner = plan.inner;
-  visit_dtype(t.dtype(), [&]<typename T>() {
+  visit_dtype(out.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       using Acc = detail::acc_t<T>;
       const T* in = static_cast<const T*>(plan.input.raw_data());
@@ -105,6 +101,23 @@ Tensor mean(const Tensor& t, const Shape& dims, bool keepdim) {
           std::plus<Acc>(), [&](int64_t r, Acc s) { o[r] = T(compute_t<T>(double(s) / double(inner))); });
     }
   });
+}
+
+}  // namespace
+
+Tensor mean(const Tensor& t, const Shape& dims, bool keepdim) {
+  OpGuard guard("mean", t);
+  detail::require_floating(t, "mean");
+  cpu::ReducePlan plan;
+  Tensor out;
+  if (t.is_cuda()) {
+    std::tie(out, plan) = detail::cuda_reduce(cuda::ops::ReduceOp::Mean, t, dims, keepdim, t.dtype(), "mean");
+  } else {
+    plan = cpu::ReducePlan::make(t, dims, keepdim, "mean");
+    out = make_tensor(plan.out_shape, t.dtype());
+    mean_rows(plan, out);
+  }
+  const int64_t inner = plan.inner;
   if (autograd::any_requires_grad(t))
     record(dims.empty() ? "MeanBackward0" : "MeanBackward1", {t}, {out},
            [in = t.sizes(), kept = plan.kept_shape, n = inner](const TensorList& g) {

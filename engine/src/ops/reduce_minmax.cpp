@@ -2,10 +2,14 @@
 // NaN wins every comparison (it propagates); ties keep the first occurrence, like PyTorch.
 #include <cmath>
 
+#include "reduce_cuda.h"
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
+#include "rt/ops/creation.h"
+#include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
+#include "rt/ops/view.h"
 
 namespace rt {
 using autograd::record;
@@ -78,9 +82,32 @@ Tensor evenly_distribute(const Tensor& x, const Shape& dims, const Tensor& resul
   });
 }
 
+// max(dim)/min(dim) on a GPU; the gradient goes to the index each row picked, through a
+// one-hot mask built from arange (composed of ops).
+template <bool IsMax>
+std::pair<Tensor, Tensor> extreme_dim_cuda(const Tensor& t, int64_t dim, bool keepdim, const char* op, const char* node) {
+  const cpu::ReducePlan plan = cpu::ReducePlan::describe(t, {dim}, keepdim, op);
+  detail::require_nonempty(t, plan, op);
+  const int64_t d = plan.dims.empty() ? 0 : plan.dims[0];
+  Tensor values = make_tensor(plan.out_shape, t.dtype(), t.device());
+  Tensor indices = make_tensor(plan.out_shape, kInt64, t.device());
+  cuda::ops::reduce_with_indices(IsMax, values, indices, t, d);
+  if (autograd::any_requires_grad(t))
+    record(node, {t}, {values}, [si = SavedTensor(indices), kept = plan.kept_shape, sizes = t.sizes(), d](const TensorList& g) {
+      Shape along(sizes.size(), 1);
+      if (!sizes.empty()) along[size_t(d)] = sizes[size_t(d)];
+      const Tensor positions = arange(sizes.empty() ? 1 : sizes[size_t(d)], TensorOptions(kInt64).with_device(g[0].device()))
+                                   .view(along);
+      const Tensor one_hot = eq(positions, reshape(si.unpack(), kept)).to(g[0].dtype());
+      return TensorList{one_hot * reshape(g[0], kept)};
+    });
+  return {values, indices};
+}
+
 template <bool IsMax>
 std::pair<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim, const char* op, const char* node) {
   OpGuard guard(op, t);
+  if (t.is_cuda()) return extreme_dim_cuda<IsMax>(t, dim, keepdim, op, node);
   auto plan = cpu::ReducePlan::make(t, {dim}, keepdim, op);
   detail::require_nonempty(t, plan, op);
   Tensor values = make_tensor(plan.out_shape, t.dtype());
@@ -98,9 +125,27 @@ std::pair<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim
   return {values, indices};
 }
 
+// The same on a GPU, the gradient composed of ops (eq, isnan, sum) instead of a row loop.
+template <bool IsMax>
+Tensor extreme_dims_cuda(const Tensor& t, const Shape& dims, bool keepdim, const char* op, const char* node) {
+  detail::require_nonempty(t, cpu::ReducePlan::describe(t, dims, keepdim, op), op);
+  auto [out, plan] = detail::cuda_reduce(IsMax ? cuda::ops::ReduceOp::Max : cuda::ops::ReduceOp::Min, t, dims, keepdim,
+                                         t.dtype(), op);
+  if (autograd::any_requires_grad(t))
+    record(node, {t}, {out}, [st = SavedTensor(t), so = SavedTensor(out), kept = plan.kept_shape, rdims = plan.dims](const TensorList& g) {
+      const Tensor x = st.unpack(), r = reshape(so.unpack(), kept);
+      Tensor hit = eq(x, r);
+      if (is_floating(x.dtype())) hit = logical_or(hit, logical_and(isnan(x), isnan(r)));
+      const Tensor m = hit.to(x.dtype());
+      return TensorList{m * reshape(g[0], kept) / sum(m, rdims, true)};
+    });
+  return out;
+}
+
 template <bool IsMax>
 Tensor extreme_dims(const Tensor& t, const Shape& dims, bool keepdim, const char* op, const char* node) {
   OpGuard guard(op, t);
+  if (t.is_cuda()) return extreme_dims_cuda<IsMax>(t, dims, keepdim, op, node);
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, op);
   detail::require_nonempty(t, plan, op);
   Tensor out = make_tensor(plan.out_shape, t.dtype());
@@ -115,6 +160,12 @@ Tensor extreme_dims(const Tensor& t, const Shape& dims, bool keepdim, const char
 template <bool IsMax>
 Tensor arg_extreme(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* op) {
   OpGuard guard(op, t);
+  if (t.is_cuda()) {
+    const Shape dims = dim ? Shape{*dim} : Shape{};
+    detail::require_nonempty(t, cpu::ReducePlan::describe(t, dims, keepdim, op), op);
+    return detail::cuda_reduce(IsMax ? cuda::ops::ReduceOp::ArgMax : cuda::ops::ReduceOp::ArgMin, t, dims, keepdim,
+                               kInt64, op).first;
+  }
   auto plan = cpu::ReducePlan::make(t, dim ? Shape{*dim} : Shape{}, keepdim, op);
   detail::require_nonempty(t, plan, op);
   Tensor indices = make_tensor(plan.out_shape, kInt64);

@@ -6,7 +6,9 @@
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
+#include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
+#include "rt/ops/view.h"
 
 namespace rt {
 using autograd::record;
@@ -111,6 +113,17 @@ double norm_grad(double x, double p, double norm, double g, double ties) {
   return (p < 2 ? sgn(x) * std::pow(ax, p - 1) : x * std::pow(ax, p - 2)) * scale;
 }
 
+// norm on a GPU, composed of differentiable ops. Differs from the CPU's norm in one corner:
+// the gradient of the 2-norm of an all-zero input is NaN here (sqrt's slope at 0), 0 there.
+Tensor norm_cuda(const Tensor& t, double p, const Shape& dims, bool keepdim) {
+  if (p == 2) return sqrt(sum(t * t, dims, keepdim));
+  if (p == 1) return sum(abs(t), dims, keepdim);
+  if (std::isinf(p) && p > 0 && !autograd::any_requires_grad(t)) return amax(abs(t), dims, keepdim);
+  throw NotImplementedError("norm on CUDA: order p=" + std::to_string(p) +
+                            " is not implemented yet (p = 1 and 2 are, and p = inf without autograd); "
+                            "compute it on the CPU with t.cpu()" + module_context());
+}
+
 }  // namespace
 
 Tensor var(const Tensor& t, const Shape& dims, int64_t correction, bool keepdim) {
@@ -125,6 +138,7 @@ Tensor norm(const Tensor& t, const Scalar& p_in, const Shape& dims, bool keepdim
   detail::require_floating(t, "norm");
   const double p = p_in.to_double();
   if (std::isnan(p)) throw ValueError("norm: the order p must be a number, got nan" + module_context());
+  if (t.is_cuda()) return norm_cuda(t, p, dims, keepdim);
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, "norm");
   if (std::isinf(p)) detail::require_nonempty(t, plan, p > 0 ? "norm (p=inf)" : "norm (p=-inf)");
   Tensor out = make_tensor(plan.out_shape, t.dtype());

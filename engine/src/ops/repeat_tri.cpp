@@ -2,9 +2,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
+#include "rt/ops/creation.h"
+#include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
 #include "rt/ops/shape.h"
 #include "rt/ops/view.h"
@@ -44,7 +47,7 @@ Tensor repeat(const Tensor& t, const Shape& repeats) {
       dst.push_back(dst_strides[k]);
       src.push_back(src_strides[k]);
     }
-    cpu::copy_kernel(make_view(out, sizes, dst, 0), make_view(t, sizes, src, t.storage_offset()));
+    detail::copy_into(make_view(out, sizes, dst, 0), make_view(t, sizes, src, t.storage_offset()));
   }
   if (autograd::any_requires_grad(t))
     record("RepeatBackward0", {t}, {out}, [tiled, in = t.sizes()](const TensorList& g) {
@@ -64,10 +67,15 @@ Tensor triangle(const Tensor& t, int64_t k, bool lower, const char* op) {
     throw_shape_error(op, "input tensor must have at least 2 dimensions, got shape " + format_shape(t.sizes()),
                       "unsqueeze a vector to a [1, n] or [n, 1] matrix first");
   const int64_t R = t.sizes()[size_t(t.dim() - 2)], C = t.sizes()[size_t(t.dim() - 1)];
+  if (t.is_cuda()) {  // a [R, C] keep-mask made on the host, applied with where (which records the backward)
+    const Tensor diff = sub(arange(C).view({1, C}), arange(R).view({R, 1}));  // column - row
+    const Tensor keep = lower ? le(diff, scalar_to_tensor(k)) : ge(diff, scalar_to_tensor(k));
+    return where(keep.to(t.device()), t, zeros({}, TensorOptions(t.dtype()).with_device(t.device())));
+  }
   Tensor src = t;
   if (!t.is_contiguous()) {
     src = make_tensor(t.sizes(), t.dtype(), t.device());
-    cpu::copy_kernel(src, t);
+    detail::copy_into(src, t);
   }
   Tensor out = make_tensor(t.sizes(), t.dtype(), t.device());
   const int64_t rows = C == 0 ? 0 : t.numel() / C;

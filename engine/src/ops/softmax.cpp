@@ -2,6 +2,8 @@
 #include <cmath>
 #include <limits>
 
+#include "cuda/ops.h"
+#include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
 #include "nn_rows.h"
@@ -169,9 +171,13 @@ void softmax_backward(const T* y, const T* g, T* gx, const DimLayout& L, bool lo
 
 Tensor softmax_backward_tensor(const Tensor& y, const Tensor& grad, int64_t dim, bool log) {
   const DimLayout L(y.sizes(), dim);
-  Tensor yc = dense(y, y.dtype()), gc = dense(grad, y.dtype());
-  Tensor gx = make_tensor(y.sizes(), y.dtype());
+  Tensor gx = make_tensor(y.sizes(), y.dtype(), detail::op_device(log ? "log_softmax_backward" : "softmax_backward", y, grad));
   if (gx.numel() == 0) return gx;
+  if (gx.is_cuda()) {
+    cuda::ops::softmax_backward(gx, y.contiguous(), grad.to(y.dtype()).contiguous(), dim, log);
+    return gx;
+  }
+  Tensor yc = dense(y, y.dtype()), gc = dense(grad, y.dtype());
   visit_float(y.dtype(), log ? "log_softmax_backward" : "softmax_backward", [&]<typename T>() {
     softmax_backward<T>(yc.data_ptr<T>(), gc.data_ptr<T>(), gx.data_ptr<T>(), L, log);
   });
@@ -183,9 +189,10 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
   OpGuard guard(op, x);
   dim = wrap_dim(dim, x.dim(), op);
   const DimLayout L(x.sizes(), dim);
-  Tensor out = make_tensor(x.sizes(), x.dtype());
+  Tensor out = make_tensor(x.sizes(), x.dtype(), x.device());
   visit_float(x.dtype(), op, [&]<typename T>() {
     if (out.numel() == 0) return;
+    if (out.is_cuda()) return cuda::ops::softmax(out, x.contiguous(), dim, log);
     Tensor xc = dense(x, x.dtype());
     softmax_forward<T>(xc.data_ptr<T>(), out.data_ptr<T>(), L, log);
   });

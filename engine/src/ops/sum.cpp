@@ -4,6 +4,7 @@
 
 #include "../../kernels/cpu/loops.h"
 #include "../../kernels/cpu/reduce.h"
+#include "reduce_cuda.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
 #include "rt/ops/reduce.h"
@@ -33,11 +34,22 @@ double float_row_sum(const T* p, int64_t n) {
   }
   return total;
 }
+void record_sum_backward(const Tensor& t, const Tensor& out, const Shape& kept_shape) {
+  if (autograd::any_requires_grad(t))
+    autograd::record("SumBackward0", {t}, {out}, [in = t.sizes(), kept = kept_shape](const TensorList& g) {
+      return TensorList{expand(reshape(g[0], kept), in)};
+    });
+}
 }  // namespace
 
 Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
   OpGuard guard("sum", t);
   const ScalarType out_dtype = is_floating(t.dtype()) ? t.dtype() : kInt64;
+  if (t.is_cuda()) {
+    auto [out, plan] = detail::cuda_reduce(cuda::ops::ReduceOp::Sum, t, dims, keepdim, out_dtype, "sum");
+    record_sum_backward(t, out, plan.kept_shape);
+    return out;
+  }
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, "sum");
   Tensor out = make_tensor(plan.out_shape, out_dtype);
   visit_dtype(t.dtype(), [&]<typename T>() {
@@ -83,10 +95,7 @@ Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
       }
     });
   });
-  if (autograd::any_requires_grad(t))
-    autograd::record("SumBackward0", {t}, {out}, [in = t.sizes(), kept = plan.kept_shape](const TensorList& g) {
-      return TensorList{expand(reshape(g[0], kept), in)};
-    });
+  record_sum_backward(t, out, plan.kept_shape);
   return out;
 }
 

@@ -19,10 +19,10 @@ Tensor abs(const Tensor& a) {
     if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
     else if constexpr (std::is_unsigned_v<C>) return x;
     else return x < 0 ? C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x)) : x;  // INT_MIN stays, no UB
-  });
+  }, detail::CudaUnary{cuda::ops::UnaryOp::Abs});
   if (autograd::any_requires_grad(a))
     record_unary("AbsBackward0", "abs_backward", a, out, a,
-                 [](auto g, auto x) { return x > 0 ? g : (x < 0 ? -g : decltype(g)(0)); });
+                 [](auto g, auto x) { return x > 0 ? g : (x < 0 ? -g : decltype(g)(0)); }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Abs});
   return out;
 }
 
@@ -32,7 +32,7 @@ Tensor sign(const Tensor& a) {
   Tensor out = detail::map_same(a, [](auto x) {
     using C = decltype(x);
     return C(int(C(0) < x) - int(x < C(0)));
-  });
+  }, detail::CudaUnary{cuda::ops::UnaryOp::Sign});
   if (autograd::any_requires_grad(a))
     record("SignBackward0", {a}, {out}, [](const TensorList& g) { return TensorList{zeros_like(g[0])}; });
   return out;
@@ -40,78 +40,78 @@ Tensor sign(const Tensor& a) {
 
 Tensor exp(const Tensor& a) {
   OpGuard guard("exp", a);
-  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vexp(x); });
+  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vexp(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Exp});
   if (autograd::any_requires_grad(a))
-    record_unary("ExpBackward0", "exp_backward", a, out, out, [](auto g, auto r) { return g * r; });
+    record_unary("ExpBackward0", "exp_backward", a, out, out, [](auto g, auto r) { return g * r; }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Exp});
   return out;
 }
 
 Tensor log(const Tensor& a) {
   OpGuard guard("log", a);
-  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vlog(x); });
+  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vlog(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Log});
   if (autograd::any_requires_grad(a))
-    record_unary("LogBackward0", "log_backward", a, out, a, [](auto g, auto x) { return g / x; });
+    record_unary("LogBackward0", "log_backward", a, out, a, [](auto g, auto x) { return g / x; }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Log});
   return out;
 }
 
 Tensor log1p(const Tensor& a) {
   OpGuard guard("log1p", a);
-  Tensor out = map_float(a, [](auto x) { return std::log1p(x); });
+  Tensor out = map_float(a, [](auto x) { return std::log1p(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Log1p});
   if (autograd::any_requires_grad(a))
     record_unary("Log1PBackward0", "log1p_backward", a, out, a,
-                 [](auto g, auto x) { return g / (x + decltype(x)(1)); });
+                 [](auto g, auto x) { return g / (x + decltype(x)(1)); }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Log1p});
   return out;
 }
 
 Tensor sqrt(const Tensor& a) {
   OpGuard guard("sqrt", a);
-  Tensor out = map_float(a, [](auto x) { return std::sqrt(x); });
+  Tensor out = map_float(a, [](auto x) { return std::sqrt(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Sqrt});
   if (autograd::any_requires_grad(a))
     record_unary("SqrtBackward0", "sqrt_backward", a, out, out,
-                 [](auto g, auto r) { return g / (decltype(r)(2) * r); });
+                 [](auto g, auto r) { return g / (decltype(r)(2) * r); }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Sqrt});
   return out;
 }
 
 Tensor rsqrt(const Tensor& a) {
   OpGuard guard("rsqrt", a);
-  Tensor out = map_float(a, [](auto x) { return decltype(x)(1) / std::sqrt(x); });
+  Tensor out = map_float(a, [](auto x) { return decltype(x)(1) / std::sqrt(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Rsqrt});
   if (autograd::any_requires_grad(a))
     record_unary("RsqrtBackward0", "rsqrt_backward", a, out, out,
-                 [](auto g, auto r) { return decltype(r)(-0.5) * g * r * r * r; });
+                 [](auto g, auto r) { return decltype(r)(-0.5) * g * r * r * r; }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Rsqrt});
   return out;
 }
 
 Tensor reciprocal(const Tensor& a) {
   OpGuard guard("reciprocal", a);
-  Tensor out = map_float(a, [](auto x) { return decltype(x)(1) / x; });
+  Tensor out = map_float(a, [](auto x) { return decltype(x)(1) / x; }, detail::CudaUnary{cuda::ops::UnaryOp::Reciprocal});
   if (autograd::any_requires_grad(a))
     record_unary("ReciprocalBackward0", "reciprocal_backward", a, out, out,
-                 [](auto g, auto r) { return -g * r * r; });
+                 [](auto g, auto r) { return -g * r * r; }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Reciprocal});
   return out;
 }
 
 Tensor sin(const Tensor& a) {
   OpGuard guard("sin", a);
-  Tensor out = map_float(a, [](auto x) { return std::sin(x); });
+  Tensor out = map_float(a, [](auto x) { return std::sin(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Sin});
   if (autograd::any_requires_grad(a))
-    record_unary("SinBackward0", "sin_backward", a, out, a, [](auto g, auto x) { return g * std::cos(x); });
+    record_unary("SinBackward0", "sin_backward", a, out, a, [](auto g, auto x) { return g * std::cos(x); }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Sin});
   return out;
 }
 
 Tensor cos(const Tensor& a) {
   OpGuard guard("cos", a);
-  Tensor out = map_float(a, [](auto x) { return std::cos(x); });
+  Tensor out = map_float(a, [](auto x) { return std::cos(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Cos});
   if (autograd::any_requires_grad(a))
-    record_unary("CosBackward0", "cos_backward", a, out, a, [](auto g, auto x) { return -g * std::sin(x); });
+    record_unary("CosBackward0", "cos_backward", a, out, a, [](auto g, auto x) { return -g * std::sin(x); }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Cos});
   return out;
 }
 
 Tensor tanh(const Tensor& a) {
   OpGuard guard("tanh", a);
-  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vtanh(x); });
+  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vtanh(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Tanh});
   if (autograd::any_requires_grad(a))
     record_unary("TanhBackward0", "tanh_backward", a, out, out,
-                 [](auto g, auto r) { return g * (decltype(r)(1) - r * r); });
+                 [](auto g, auto r) { return g * (decltype(r)(1) - r * r); }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Tanh});
   return out;
 }
 

@@ -1,4 +1,5 @@
 // View ops: new sizes/strides/offset over the same storage, each with its backward.
+#include "device_copy.h"
 #include "rt/ops/view.h"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ void record_partial_view(const char* name, const Tensor& in, const Tensor& out, 
   record(name, {in}, {out}, [shape = in.sizes(), dtype = in.dtype(), fn](const TensorList& g) {
     Tensor z = zeros(shape, dtype);
     Tensor part = fn(z);
-    cpu::copy_kernel(part, g[0]);
+    detail::copy_into(part, g[0]);
     return TensorList{z};
   });
 }
@@ -295,7 +296,7 @@ Tensor contiguous(const Tensor& t) {
 Tensor clone(const Tensor& t) {
   OpGuard guard("clone", t);
   Tensor out = make_tensor(t.sizes(), t.dtype(), t.device());
-  cpu::copy_kernel(out, t);
+  detail::copy_into(out, t);
   if (autograd::any_requires_grad(t))
     record("CloneBackward0", {t}, {out}, [](const TensorList& g) { return TensorList{g[0]}; });
   return out;
@@ -305,9 +306,19 @@ Tensor to_dtype(const Tensor& t, ScalarType dtype) {
   if (t.dtype() == dtype) return t;
   OpGuard guard("to", t);
   Tensor out = make_tensor(t.sizes(), dtype, t.device());
-  cpu::copy_kernel(out, t);
+  detail::copy_into(out, t);
   if (is_floating(dtype) && autograd::any_requires_grad(t))
     record("ToCopyBackward0", {t}, {out}, [src = t.dtype()](const TensorList& g) { return TensorList{to_dtype(g[0], src)}; });
+  return out;
+}
+
+Tensor to_device(const Tensor& t, Device device) {
+  if (t.device() == device) return t;
+  OpGuard guard("to", t);
+  Tensor out = make_tensor(t.sizes(), t.dtype(), device);
+  detail::copy_into(out, t);
+  if (autograd::any_requires_grad(t))
+    record("ToCopyBackward0", {t}, {out}, [src = t.device()](const TensorList& g) { return TensorList{to_device(g[0], src)}; });
   return out;
 }
 
@@ -345,9 +356,6 @@ Tensor Tensor::unflatten(int64_t d, const Shape& s) const {
 Tensor Tensor::contiguous() const { return rt::contiguous(*this); }
 Tensor Tensor::clone() const { return rt::clone(*this); }
 Tensor Tensor::to(ScalarType d) const { return rt::to_dtype(*this, d); }
-Tensor Tensor::to(Device d) const {
-  if (d == device()) return *this;
-  throw DeviceError("to: device " + d.str() + " is not available in this build (only cpu)");
-}
+Tensor Tensor::to(Device d) const { return rt::to_device(*this, d); }
 
 }  // namespace rt

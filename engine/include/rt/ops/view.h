@@ -26,6 +26,7 @@ Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
 Tensor contiguous(const Tensor& t);
 Tensor clone(const Tensor& t);
 Tensor to_dtype(const Tensor& t, ScalarType dtype);  // differentiable between floating types
+Tensor to_device(const Tensor& t, Device device);     // differentiable copy to another device
 Tensor detach(const Tensor& t);
 
 // Shape two tensors broadcast to; throws ShapeError naming `op`.

@@ -1,0 +1,27 @@
+// Internal: what the rest of the engine asks of the CUDA backend. No CUDA headers here.
+// engine/src/cuda/*.cpp implement it when RT_CUDA is built; engine/src/cuda/stub/ otherwise,
+// where every call that needs a device throws DeviceError saying CUDA was not built.
+#pragma once
+#include "rt/allocator.h"
+#include "rt/tensor.h"
+
+namespace rt::cuda::detail {
+
+// The caching allocator of CUDA device `index`; throws DeviceError when CUDA is unusable or
+// the index is out of range (naming the devices there are). The first call turns on op-name
+// tracking in dispatch, so errors of ops without a CUDA implementation can name the op.
+Allocator* device_allocator(int index);
+
+// dst = src for same-shaped tensors on any devices, at least one of them a CUDA device,
+// converting dtype. Returns once the copy is complete as far as the host can observe (copies
+// to the host are synchronous; device copies are ordered on the device's stream).
+void copy(const Tensor& dst, const Tensor& src);
+
+// Stream that ops on `device` launch on (the legacy default stream); as a cudaStream_t.
+void* stream(Device device);
+
+}  // namespace rt::cuda::detail
+
+namespace rt::detail {
+void set_cuda_active(bool on);  // engine/src/dispatch.cpp
+}

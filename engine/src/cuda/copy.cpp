@@ -1,0 +1,92 @@
+// Copies between devices (Tensor::to, copy_, and every op's copy_into that touches a GPU).
+// Host <-> device transfers move contiguous bytes of one dtype with cudaMemcpy (synchronous,
+// so host memory may be reused at once); conversions and strided layouts happen on whichever
+// side already holds the data: on the device with the copy kernel, on the host with the CPU one.
+#include <cuda_runtime.h>
+
+#include "../../kernels/cpu/loops.h"
+#include "../../kernels/cuda/copy.h"
+#include "../../kernels/cuda/launch.h"
+#include "cuda/backend.h"
+#include "cuda/device_state.h"
+#include "cuda/tensor_args.h"
+#include "rt/error.h"
+
+namespace rt::cuda::detail {
+namespace {
+
+// A contiguous tensor on `device` holding src's values in `dtype` (src itself when it already is).
+Tensor dense_on_same_device(const Tensor& src, ScalarType dtype) {
+  if (src.dtype() == dtype && src.is_contiguous()) return src;
+  Tensor out = make_tensor(src.sizes(), dtype, src.device());
+  if (src.device().is_cpu()) {
+    cpu::copy_kernel(out, src);
+  } else {
+    DeviceGuard guard(src.device().index);
+    cuda_kernels::copy(arg(out), arg(src), stream_of(src.device()));
+  }
+  return out;
+}
+
+void memcpy_bytes(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, const char* what) {
+  if (bytes == 0) return;
+  cuda_kernels::check_cuda(cudaMemcpy(dst, src, bytes, kind), what);
+}
+
+}  // namespace
+
+void copy(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  const Device dd = dst.device(), sd = src.device();
+  if (dd.is_cuda() && sd.is_cuda() && dd == sd) {
+    DeviceGuard guard(dd.index);
+    cuda_kernels::copy(arg(dst), arg(src), stream_of(dd));
+    return;
+  }
+  if (dd.is_cuda() && sd.is_cpu()) {
+    // Convert on the host (cheap there, and halves the bytes for float32 -> float16), then one transfer.
+    Tensor host = dense_on_same_device(src, dst.dtype());
+    DeviceGuard guard(dd.index);
+    if (dst.is_contiguous()) {
+      memcpy_bytes(dst.device_data(), host.raw_data(), dst.nbytes(), cudaMemcpyHostToDevice, "host-to-device copy");
+    } else {
+      Tensor staged = make_tensor(dst.sizes(), dst.dtype(), dd);
+      memcpy_bytes(staged.device_data(), host.raw_data(), dst.nbytes(), cudaMemcpyHostToDevice, "host-to-device copy");
+      cuda_kernels::copy(arg(dst), arg(staged), stream_of(dd));
+    }
+    return;
+  }
+  if (dd.is_cpu() && sd.is_cuda()) {
+    Tensor device_dense;
+    {
+      DeviceGuard guard(sd.index);
+      device_dense = dense_on_same_device(src, dst.dtype());
+      if (dst.is_contiguous()) {
+        memcpy_bytes(dst.raw_data(), device_dense.device_data(), dst.nbytes(), cudaMemcpyDeviceToHost, "device-to-host copy");
+        return;
+      }
+    }
+    Tensor host = make_tensor(dst.sizes(), dst.dtype());
+    {
+      DeviceGuard guard(sd.index);
+      memcpy_bytes(host.raw_data(), device_dense.device_data(), host.nbytes(), cudaMemcpyDeviceToHost, "device-to-host copy");
+    }
+    cpu::copy_kernel(dst, host);
+    return;
+  }
+  // Between two GPUs: dense on the source, peer copy, then lay out on the destination.
+  Tensor from;
+  {
+    DeviceGuard guard(sd.index);
+    from = dense_on_same_device(src, dst.dtype());
+  }
+  Tensor to = dst.is_contiguous() ? dst : make_tensor(dst.sizes(), dst.dtype(), dd);
+  cuda_kernels::check_cuda(cudaMemcpyPeer(to.device_data(), dd.index, from.device_data(), sd.index, dst.nbytes()),
+                           "copy between GPUs");
+  if (!to.is_same(dst)) {
+    DeviceGuard guard(dd.index);
+    cuda_kernels::copy(arg(dst), arg(to), stream_of(dd));
+  }
+}
+
+}  // namespace rt::cuda::detail

@@ -1,0 +1,24 @@
+// Internal (CUDA builds): device-index checks, the current-device guard, per-device state.
+#pragma once
+#include <string>
+
+namespace rt::cuda::detail {
+
+// Throws DeviceError naming `what` and unavailable_reason() when no CUDA device is usable.
+void require_available(const char* what);
+// Resolves -1 to the current device and checks the range; throws DeviceError otherwise.
+int checked_index(int device, const char* what);
+
+// Makes `device` current for the guard's lifetime (no-op when it already is).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+}  // namespace rt::cuda::detail

@@ -1,0 +1,147 @@
+// The CUDA runtime side of rt/cuda.h: devices, synchronisation, events, TF32, memory stats.
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "../../kernels/cuda/gemm.h"
+#include "../../kernels/cuda/launch.h"
+#include "cuda/backend.h"
+#include "cuda/device_state.h"
+#include "rt/cuda.h"
+#include "rt/error.h"
+
+namespace rt::cuda {
+namespace {
+
+struct Probe {
+  int count = 0;
+  std::string reason;
+};
+
+// Asked once per process: the driver's answer does not change while we run.
+const Probe& probe() {
+  static const Probe p = [] {
+    Probe r;
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky error so later calls start clean
+      r.reason = std::string("no usable CUDA device: cudaGetDeviceCount failed with ") + cudaGetErrorName(e) + " (" +
+                 cudaGetErrorString(e) + "); check that an NVIDIA GPU and its driver are present (nvidia-smi)";
+    } else if (n == 0) {
+      r.reason = "no CUDA device: the driver reports none; check nvidia-smi and CUDA_VISIBLE_DEVICES";
+    }
+    r.count = e == cudaSuccess ? n : 0;
+    return r;
+  }();
+  return p;
+}
+
+}  // namespace
+
+bool is_built() { return true; }
+int device_count() { return probe().count; }
+bool is_available() { return probe().count > 0; }
+std::string unavailable_reason() { return probe().reason; }
+
+std::string version_string() {
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  const bool has_driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
+  std::string s = "CUDA " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) + " (runtime)";
+  s += has_driver ? ", driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10)
+                  : ", no driver";
+  return s;
+}
+
+int current_device() {
+  detail::require_available("current_device");
+  int d = 0;
+  cuda_kernels::check_cuda(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
+void set_device(int device) {
+  cuda_kernels::check_cuda(cudaSetDevice(detail::checked_index(device, "set_device")), "cudaSetDevice");
+}
+
+DeviceProperties device_properties(int device) {
+  const int d = detail::checked_index(device, "device_properties");
+  cudaDeviceProp p{};
+  cuda_kernels::check_cuda(cudaGetDeviceProperties(&p, d), "cudaGetDeviceProperties");
+  return {p.name, p.major, p.minor, p.totalGlobalMem, p.multiProcessorCount};
+}
+
+void synchronize(int device) {
+  const int d = detail::checked_index(device, "synchronize");
+  detail::DeviceGuard guard(d);
+  cuda_kernels::check_cuda(cudaDeviceSynchronize(), "synchronize");
+}
+
+void set_allow_tf32(bool allow) { cuda_kernels::set_allow_tf32(allow); }
+bool allow_tf32() { return cuda_kernels::allow_tf32(); }
+
+// ---- streams and events -------------------------------------------------------------------
+Stream Stream::current(int device) {
+  const int d = detail::checked_index(device, "Stream.current");
+  return Stream(d, detail::stream(Device::cuda(d)));
+}
+
+void Stream::synchronize() const {
+  detail::DeviceGuard guard(device_);
+  cuda_kernels::check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(handle_)), "Stream.synchronize");
+}
+
+bool Stream::query() const {
+  detail::DeviceGuard guard(device_);
+  const cudaError_t e = cudaStreamQuery(static_cast<cudaStream_t>(handle_));
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  cuda_kernels::check_cuda(e, "Stream.query");
+  return true;
+}
+
+Event::Event(bool enable_timing) {
+  detail::require_available("Event");
+  cudaEvent_t e = nullptr;
+  cuda_kernels::check_cuda(cudaEventCreateWithFlags(&e, enable_timing ? cudaEventDefault : cudaEventDisableTiming),
+                           "cudaEventCreate");
+  event_ = e;
+}
+
+Event::~Event() {
+  if (event_) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+void Event::record() {
+  const Device d = Device::cuda(current_device());
+  cuda_kernels::check_cuda(cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(detail::stream(d))),
+                           "cudaEventRecord");
+}
+
+void Event::synchronize() const {
+  cuda_kernels::check_cuda(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)), "cudaEventSynchronize");
+}
+
+bool Event::query() const {
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event_));
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  cuda_kernels::check_cuda(e, "cudaEventQuery");
+  return true;
+}
+
+float Event::elapsed_ms(const Event& end) const {
+  float ms = 0.f;
+  cuda_kernels::check_cuda(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(event_), static_cast<cudaEvent_t>(end.event_)),
+                           "Event.elapsed_ms (were both events recorded, with enable_timing=true?)");
+  return ms;
+}
+
+}  // namespace rt::cuda

@@ -1,0 +1,192 @@
+// Binary elementwise launchers: see binary.h.
+#include "cuda/binary.h"
+#include "cuda/elementwise_loop.cuh"
+
+namespace rt::cuda_kernels {
+namespace {
+
+// PyTorch's integer pow (engine/src/ops/pow_clamp.cpp), in int64: narrow results wrap on store.
+__device__ __forceinline__ int64_t int_pow(int64_t base, int64_t exp) {
+  if (exp < 0) return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, b = uint64_t(base);
+  for (uint64_t e = uint64_t(exp); e != 0; e >>= 1) {
+    if (e & 1) r *= b;
+    b *= b;
+  }
+  return int64_t(r);
+}
+
+template <typename C>
+__device__ __forceinline__ C arith(BinaryOp op, C a, C b, C alpha) {
+  switch (op) {
+    case BinaryOp::Add: return a + alpha * b;
+    case BinaryOp::Sub: return a - alpha * b;
+    case BinaryOp::Mul: return a * b;
+    case BinaryOp::Div: return a / b;
+    case BinaryOp::Pow:
+      if constexpr (std::is_integral_v<C>) return int_pow(a, b);
+      else return ::pow(a, b);
+    case BinaryOp::Maximum: return ((a != a) | (a > b)) ? a : b;  // NaN propagates
+    case BinaryOp::Minimum: return ((a != a) | (a < b)) ? a : b;
+    case BinaryOp::Lerp: return a + alpha * (b - a);
+    case BinaryOp::LogicalAnd: return C((a != C(0)) & (b != C(0)));
+    case BinaryOp::LogicalOr: return C((a != C(0)) | (b != C(0)));
+    case BinaryOp::LogicalXor: return C((a != C(0)) != (b != C(0)));
+  }
+  return a;
+}
+
+template <typename C>
+struct ArithF {
+  BinaryOp op;
+  C alpha;
+  __device__ C operator()(C a, C b) const { return arith(op, a, b, alpha); }
+};
+
+// x ** e for a scalar exponent, with the CPU engine's exact forms of common exponents.
+template <typename C>
+__device__ __forceinline__ C pow_scalar(C x, C e) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (e == C(2)) return x * x;
+    if (e == C(3)) return x * x * x;
+    if (e == C(0.5)) return ::sqrt(x);
+    if (e == C(-0.5)) return C(1) / ::sqrt(x);
+    if (e == C(-1)) return C(1) / x;
+    if (e == C(-2)) return C(1) / (x * x);
+    if (e == C(1)) return x;
+    if (e == C(0)) return C(1);
+    return ::pow(x, e);
+  } else {
+    return int_pow(x, e);
+  }
+}
+
+template <typename C>
+struct ArithScalarF {
+  BinaryOp op;
+  C s;
+  C alpha;
+  bool scalar_first;
+  __device__ C operator()(C a) const {
+    if (scalar_first) return arith(op, s, a, alpha);
+    if (op == BinaryOp::Pow) return pow_scalar(a, s);
+    return arith(op, a, s, alpha);
+  }
+};
+
+template <typename C>
+__device__ __forceinline__ bool cmp(CompareOp op, C a, C b) {
+  switch (op) {
+    case CompareOp::Eq: return a == b;
+    case CompareOp::Ne: return a != b;
+    case CompareOp::Lt: return a < b;
+    case CompareOp::Le: return a <= b;
+    case CompareOp::Gt: return a > b;
+    case CompareOp::Ge: return a >= b;
+  }
+  return false;
+}
+
+template <typename C>
+struct CompareF {
+  CompareOp op;
+  __device__ bool operator()(C a, C b) const { return cmp(op, a, b); }
+};
+
+template <typename C>
+struct CompareScalarF {
+  CompareOp op;
+  C s;
+  __device__ bool operator()(C a) const { return cmp(op, a, s); }
+};
+
+bool is_logical(BinaryOp op) {
+  return op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr || op == BinaryOp::LogicalXor;
+}
+
+// Throws DTypeError for the combinations the CPU engine rejects.
+void check_arith_dtype(BinaryOp op, ScalarType compute) {
+  const std::string name = binary_op_name(op);
+  if (op == BinaryOp::Div && !is_floating(compute))
+    throw DTypeError("div on CUDA: true division needs a floating output, got " + ew::dtype_str(compute) +
+                     ". Hint: allocate out as float32 (result_type of integers under div)");
+  if ((op == BinaryOp::Sub || op == BinaryOp::Pow) && compute == kBool)
+    throw DTypeError(name + " on CUDA: bool is not supported. Hint: " +
+                     (op == BinaryOp::Sub ? "use logical_xor() instead" : "convert to an integer or float dtype"));
+  if (is_logical(op) && compute != kBool)
+    throw DTypeError(name + " on CUDA: expected a bool output, got " + ew::dtype_str(compute));
+}
+
+}  // namespace
+
+const char* binary_op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "add";
+    case BinaryOp::Sub: return "sub";
+    case BinaryOp::Mul: return "mul";
+    case BinaryOp::Div: return "div";
+    case BinaryOp::Pow: return "pow";
+    case BinaryOp::Maximum: return "maximum";
+    case BinaryOp::Minimum: return "minimum";
+    case BinaryOp::Lerp: return "lerp";
+    case BinaryOp::LogicalAnd: return "logical_and";
+    case BinaryOp::LogicalOr: return "logical_or";
+    case BinaryOp::LogicalXor: return "logical_xor";
+  }
+  return "binary";
+}
+
+const char* compare_op_name(CompareOp op) {
+  switch (op) {
+    case CompareOp::Eq: return "eq";
+    case CompareOp::Ne: return "ne";
+    case CompareOp::Lt: return "lt";
+    case CompareOp::Le: return "le";
+    case CompareOp::Gt: return "gt";
+    case CompareOp::Ge: return "ge";
+  }
+  return "compare";
+}
+
+void binary(BinaryOp op, const TensorArg& out, const TensorArg& a, const TensorArg& b, double alpha,
+            cudaStream_t stream) {
+  const char* name = binary_op_name(op);
+  check_arith_dtype(op, out.dtype);
+  ew::visit_compute(out.dtype, [&]<typename C>() {
+    const C al = std::is_integral_v<C> ? C(int64_t(alpha)) : C(alpha);
+    ew::launch<C, 2>(name, out, {&a, &b}, out.dtype, ArithF<C>{op, al}, stream);
+  });
+}
+
+void binary_scalar(BinaryOp op, const TensorArg& out, const TensorArg& a, const Scalar& s, bool scalar_first,
+                   double alpha, cudaStream_t stream) {
+  const char* name = binary_op_name(op);
+  check_arith_dtype(op, out.dtype);
+  ew::visit_compute(out.dtype, [&]<typename C>() {
+    const C al = std::is_integral_v<C> ? C(int64_t(alpha)) : C(alpha);
+    ew::launch<C, 1>(name, out, {&a}, out.dtype,
+                     ArithScalarF<C>{op, ew::scalar_as<C>(s, out.dtype), al, scalar_first}, stream);
+  });
+}
+
+void compare(CompareOp op, const TensorArg& out, const TensorArg& a, const TensorArg& b, ScalarType compute,
+             cudaStream_t stream) {
+  const char* name = compare_op_name(op);
+  if (out.dtype != kBool)
+    throw DTypeError(std::string(name) + " on CUDA: expected a bool output, got " + ew::dtype_str(out.dtype));
+  ew::visit_compute(compute, [&]<typename C>() {
+    ew::launch<C, 2>(name, out, {&a, &b}, compute, CompareF<C>{op}, stream);
+  });
+}
+
+void compare_scalar(CompareOp op, const TensorArg& out, const TensorArg& a, const Scalar& s, ScalarType compute,
+                    cudaStream_t stream) {
+  const char* name = compare_op_name(op);
+  if (out.dtype != kBool)
+    throw DTypeError(std::string(name) + " on CUDA: expected a bool output, got " + ew::dtype_str(out.dtype));
+  ew::visit_compute(compute, [&]<typename C>() {
+    ew::launch<C, 1>(name, out, {&a}, compute, CompareScalarF<C>{op, ew::scalar_as<C>(s, compute)}, stream);
+  });
+}
+
+}  // namespace rt::cuda_kernels

@@ -1,0 +1,143 @@
+// kernels/cuda/caching_allocator.h — a caching device allocator with PyTorch's block sizes.
+//
+//   rt::cuda::CudaSegmentSource source(0);            // cudaMalloc/cudaFree on cuda:0
+//   rt::cuda::CachingAllocator alloc(source);         // the source must outlive the allocator
+//   void* p = alloc.allocate(1000);                   // 1024-byte block cut from a 2 MiB segment
+//   alloc.deallocate(p, 1000);                        // back to the cache, not to the device
+//   alloc.stats().reserved_bytes;                     // 2 MiB still held
+//   alloc.empty_cache();                              // unused segments go back: reserved 0
+//
+// Plain C++ with no CUDA headers: every build compiles it, and the tests drive it with a
+// host-memory SegmentSource. Only CudaSegmentSource (cuda_segment_source.h) talks to CUDA.
+//
+// The rules (see Note [Caching allocator blocks] in caching_allocator.cpp):
+// - Requests are rounded up to 512 bytes. Zero bytes give nullptr, and deallocate(nullptr) does
+//   nothing.
+// - Requests up to 1 MiB come from the small pool, whose segments are 2 MiB. Larger requests
+//   come from the large pool: under 10 MiB they share 20 MiB segments, from 10 MiB up they are
+//   rounded up to a multiple of 2 MiB and get a segment of exactly that size.
+// - A request takes the smallest free block of its pool that fits (the lowest address among
+//   equals) and splits it when what is left is at least 512 bytes (small pool) or more than
+//   1 MiB (large pool); otherwise the whole block serves the request.
+// - A freed block merges with the free blocks next to it in the same segment. Segments go
+//   back to the source only through empty_cache(), the destructor, or an allocation the source
+//   refused: that frees every unused segment and asks once more; if the source still refuses,
+//   allocate() throws rt::OutOfMemoryError naming the request, the device's free and total
+//   memory, what this allocator holds, and what to do about it.
+// - Blocks are not tied to streams: work on a block must be ordered before any work on the
+//   same memory after it is freed (one stream, or a synchronisation), as with a single-stream
+//   PyTorch program.
+//
+// Every allocation and free emits an rt::MemoryEvent (rt/allocator.h) with the block size, the
+// source's device, the category current on the allocating thread (a free reports the category
+// its block was allocated under) and total_after = allocated bytes after the event. Events are
+// emitted while the allocator's lock is held, so they arrive in order; an observer may read
+// stats() (lock-free) but must not allocate or free through this allocator.
+//
+// Thread-safe: one mutex guards the pools.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "rt/allocator.h"
+#include "rt/device.h"
+
+namespace rt::cuda {
+
+// Free and total bytes of a device, as cudaMemGetInfo reports them; total 0 means unknown.
+struct MemoryInfo {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+};
+
+// Where a CachingAllocator gets its segments: one device's raw allocator.
+class SegmentSource {
+ public:
+  virtual ~SegmentSource() = default;
+  // A new segment of `bytes`, or nullptr when the device has no room for it. Other failures
+  // (no usable device, a broken context) throw rt::Error.
+  virtual void* allocate_segment(size_t bytes) = 0;
+  // Returns a segment from allocate_segment, with the size it was asked for.
+  virtual void free_segment(void* p, size_t bytes) = 0;
+  virtual MemoryInfo mem_info() = 0;
+  virtual Device device() const = 0;
+};
+
+// Sizes of the block scheme; see the rules above.
+inline constexpr size_t kMinBlockSize = 512;                 // every block is a multiple of this
+inline constexpr size_t kSmallRequestMax = 1 << 20;          // up to here: the small pool
+inline constexpr size_t kSmallSegmentSize = 2 << 20;         // small-pool segments
+inline constexpr size_t kLargeSegmentSize = 20 << 20;        // shared large-pool segments
+inline constexpr size_t kMinOwnSegmentRequest = 10 << 20;    // from here: a segment of its own
+inline constexpr size_t kOwnSegmentRounding = 2 << 20;       // ... rounded up to this
+
+// The block size a request of `bytes` is rounded up to (512-byte multiples).
+size_t round_request(size_t bytes);
+// The segment size requested from the source for a rounded request no cached block can serve.
+size_t segment_size_for(size_t rounded);
+// "512 B", "1.50 KiB", "20.00 MiB", "3.25 GiB".
+std::string format_bytes(size_t bytes);
+
+struct AllocatorStats {
+  size_t allocated_bytes = 0;       // blocks handed out: rounded sizes, plus tails too small to split off
+  size_t peak_allocated_bytes = 0;  // since construction or the last reset_peak()
+  size_t reserved_bytes = 0;        // all segments, in use or cached
+  size_t segments = 0;              // segments held
+  size_t allocations = 0;           // blocks handed out and not yet freed
+  size_t alloc_retries = 0;         // allocations that emptied the cache and asked again
+  size_t ooms = 0;                  // allocations that ended in OutOfMemoryError
+};
+
+class CachingAllocator final : public Allocator {
+ public:
+  explicit CachingAllocator(SegmentSource& source);
+  // Returns unused segments to the source. Segments still holding live blocks are left alone
+  // (tensors that outlive their allocator keep their memory).
+  ~CachingAllocator() override;
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // Throws rt::OutOfMemoryError when the source cannot provide the memory even after the
+  // cache was emptied; the allocator stays usable.
+  void* allocate(size_t bytes) override;
+  // Throws rt::ValueError for a pointer this allocator did not hand out (or already took back).
+  void deallocate(void* p, size_t bytes) override;
+  Device device() const override;
+
+  // Returns every segment with no live block to the source.
+  void empty_cache();
+  // Lock-free snapshot; fields may be mid-update relative to each other under concurrency.
+  AllocatorStats stats() const;
+  // The peak starts again from what is allocated now.
+  void reset_peak();
+
+ private:
+  struct Block;
+  struct BySizeThenAddress {
+    bool operator()(const Block* a, const Block* b) const;
+  };
+  using FreeBlocks = std::set<Block*, BySizeThenAddress>;
+
+  Block* take_block(size_t rounded);  // lock held; nullptr when the source refused
+  Block* new_segment(size_t rounded, bool small);
+  void split(Block* b, size_t rounded);
+  void release_block(Block* b);
+  void release_unused_segments();
+  FreeBlocks& pool_of(const Block* b);
+  [[noreturn]] void throw_oom(size_t bytes, size_t rounded);
+
+  SegmentSource& source_;
+  const Device device_;
+  mutable std::mutex mu_;
+  FreeBlocks small_free_;
+  FreeBlocks large_free_;
+  std::unordered_map<void*, Block*> live_;
+  std::atomic<size_t> allocated_{0}, peak_{0}, reserved_{0}, segments_{0}, retries_{0}, ooms_{0},
+      live_count_{0};
+};
+
+}  // namespace rt::cuda

@@ -1,0 +1,239 @@
+// layer_norm forward/backward. See kernels/cuda/layer_norm.h.
+#include <string>
+
+#include "cuda/block_reduce.cuh"
+#include "cuda/launch.h"
+#include "cuda/layer_norm.h"
+#include "cuda/nn_dtype.cuh"
+
+namespace rt::cuda_kernels {
+namespace {
+
+constexpr int kWarpRowsMax = 1024;  // rows up to this length get one warp each
+constexpr int kRowsPerBlock = 4;
+constexpr int kLongRowThreads = 512;
+// Parameter-grad reduction: blocks of 32 columns x 16 row lanes, each block covering kChunkRows rows.
+constexpr int kColTile = 32, kRowLanes = 16;
+constexpr int64_t kChunkRows = 256;
+
+template <typename T, bool kWarp>
+__global__ void layer_norm_forward_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+                                          T* __restrict__ y, double* __restrict__ mean, double* __restrict__ rstd,
+                                          int64_t M, int64_t D, double eps) {
+  using G = RowGroup<kWarp>;
+  using A = acc_t<T>;
+  __shared__ A smem[32];
+  const int64_t r = G::row(kRowsPerBlock);
+  if (kWarp && r >= M) return;
+  const T* xr = x + r * D;
+  A s = 0;
+  for (int64_t j = G::rank(); j < D; j += G::size()) s += to_acc(xr[j]);
+  const A mu = G::all_reduce(s, SumOp{}, smem) / A(D);
+  A v = 0;
+  for (int64_t j = G::rank(); j < D; j += G::size()) {
+    const A d = to_acc(xr[j]) - mu;
+    v += d * d;
+  }
+  const A rs = A(1) / sqrt(G::all_reduce(v, SumOp{}, smem) / A(D) + A(eps));
+  if (G::rank() == 0) mean[r] = double(mu), rstd[r] = double(rs);
+  T* yr = y + r * D;
+  for (int64_t j = G::rank(); j < D; j += G::size()) {
+    A h = (to_acc(xr[j]) - mu) * rs;
+    if (w) h *= to_acc(w[j]);
+    if (b) h += to_acc(b[j]);
+    yr[j] = from_acc<T>(h);
+  }
+}
+
+template <typename T, bool kWarp>
+__global__ void layer_norm_grad_input_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                             const T* __restrict__ g, const double* __restrict__ mean,
+                                             const double* __restrict__ rstd, T* __restrict__ dx, int64_t M,
+                                             int64_t D) {
+  using G = RowGroup<kWarp>;
+  using A = acc_t<T>;
+  __shared__ A smem[32];
+  const int64_t r = G::row(kRowsPerBlock);
+  if (kWarp && r >= M) return;
+  const T* xr = x + r * D;
+  const T* gr = g + r * D;
+  const A mu = A(mean[r]), rs = A(rstd[r]);
+  A sa = 0, sb = 0;
+  for (int64_t j = G::rank(); j < D; j += G::size()) {
+    const A gw = to_acc(gr[j]) * (w ? to_acc(w[j]) : A(1));
+    sa += gw;
+    sb += gw * (to_acc(xr[j]) - mu) * rs;
+  }
+  sa = G::all_reduce(sa, SumOp{}, smem) / A(D);
+  sb = G::all_reduce(sb, SumOp{}, smem) / A(D);
+  T* o = dx + r * D;
+  for (int64_t j = G::rank(); j < D; j += G::size()) {
+    const A gw = to_acc(gr[j]) * (w ? to_acc(w[j]) : A(1));
+    o[j] = from_acc<T>(rs * (gw - sa - (to_acc(xr[j]) - mu) * rs * sb));
+  }
+}
+
+// partial[chunk][0][j] = sum over the chunk's rows of g * xhat, partial[chunk][1][j] = sum of g.
+template <typename T>
+__global__ void layer_norm_param_partials_kernel(const T* __restrict__ x, const T* __restrict__ g,
+                                                 const double* __restrict__ mean, const double* __restrict__ rstd,
+                                                 acc_t<T>* __restrict__ partial, int64_t M, int64_t D) {
+  using A = acc_t<T>;
+  __shared__ A sw[kRowLanes][kColTile + 1], sb[kRowLanes][kColTile + 1];
+  const int64_t j = int64_t(blockIdx.x) * kColTile + threadIdx.x;
+  const int64_t chunk = blockIdx.y, r0 = chunk * kChunkRows, r1 = min(M, r0 + kChunkRows);
+  A aw = 0, ab = 0;
+  if (j < D)
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += kRowLanes) {
+      const A gv = to_acc(g[r * D + j]);
+      aw += gv * (to_acc(x[r * D + j]) - A(mean[r])) * A(rstd[r]);
+      ab += gv;
+    }
+  sw[threadIdx.y][threadIdx.x] = aw;
+  sb[threadIdx.y][threadIdx.x] = ab;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < D) {
+    for (int k = 1; k < kRowLanes; ++k) aw += sw[k][threadIdx.x], ab += sb[k][threadIdx.x];
+    partial[chunk * 2 * D + j] = aw;
+    partial[chunk * 2 * D + D + j] = ab;
+  }
+}
+
+template <typename A, typename W, typename B>
+__global__ void layer_norm_param_finish_kernel(const A* __restrict__ partial, int64_t chunks, int64_t D, W* dw, B* db) {
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < D; j += int64_t(gridDim.x) * blockDim.x) {
+    double sw = 0, sb = 0;
+    for (int64_t c = 0; c < chunks; ++c) sw += double(partial[c * 2 * D + j]), sb += double(partial[c * 2 * D + D + j]);
+    if (dw) dw[j] = from_acc<W>(sw);
+    if (db) db[j] = from_acc<B>(sb);
+  }
+}
+
+int64_t chunks_for(int64_t M) { return (M + kChunkRows - 1) / kChunkRows; }
+
+void check_rows(const TensorArg& x, int64_t D, const char* op, int64_t& M) {
+  if (D <= 0) throw ValueError(std::string(op) + " on CUDA: normalized size D must be positive, got " + std::to_string(D));
+  const int64_t n = x.numel();
+  if (n % D != 0)
+    throw ShapeError(std::string(op) + " on CUDA: input has " + std::to_string(n) +
+                     " elements, not a multiple of the normalized size " + std::to_string(D));
+  M = n / D;
+  if (M > 0x7fffffffLL)
+    throw ValueError(std::string(op) + " on CUDA: too many rows (" + std::to_string(M) + ") for one launch");
+}
+
+void check_param(const TensorArg& p, const TensorArg& x, int64_t D, const char* op, const char* name) {
+  if (!p.data) return;
+  require_contiguous(p, op, name);
+  require_dtype(p, x.dtype, op, name);
+  if (p.numel() != D)
+    throw ShapeError(std::string(op) + " on CUDA: " + name + " has " + std::to_string(p.numel()) +
+                     " elements, expected the normalized size " + std::to_string(D));
+}
+
+void check_stats(const TensorArg& s, int64_t M, const char* op, const char* name) {
+  require_contiguous(s, op, name);
+  require_dtype(s, kFloat64, op, name);
+  if (s.numel() != M)
+    throw ShapeError(std::string(op) + " on CUDA: " + name + " has " + std::to_string(s.numel()) + " elements, expected " +
+                     std::to_string(M) + " (one per row)");
+}
+
+template <typename T>
+const T* ptr(const TensorArg& t) { return static_cast<const T*>(t.data); }
+
+}  // namespace
+
+void layer_norm_forward(const TensorArg& out, const TensorArg& mean, const TensorArg& rstd, const TensorArg& x,
+                        const TensorArg& weight, const TensorArg& bias, int64_t D, double eps, cudaStream_t stream) {
+  const char* op = "layer_norm";
+  int64_t M = 0;
+  check_rows(x, D, op, M);
+  require_contiguous(x, op, "input");
+  require_contiguous(out, op, "output");
+  require_dtype(out, x.dtype, op, "output");
+  check_param(weight, x, D, op, "weight");
+  check_param(bias, x, D, op, "bias");
+  check_stats(mean, M, op, "mean");
+  check_stats(rstd, M, op, "rstd");
+  if (M == 0) return;
+  visit_floating(x.dtype, op, [&]<typename T>() {
+    double* mp = static_cast<double*>(mean.data);
+    double* rp = static_cast<double*>(rstd.data);
+    T* y = static_cast<T*>(out.data);
+    if (D <= kWarpRowsMax)
+      layer_norm_forward_kernel<T, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
+                                           stream>>>(ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, D, eps);
+    else
+      layer_norm_forward_kernel<T, false><<<unsigned(M), kLongRowThreads, 0, stream>>>(
+          ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, D, eps);
+    check_launch(op);
+  });
+}
+
+size_t layer_norm_backward_scratch_bytes(ScalarType dtype, int64_t M, int64_t D) {
+  const size_t acc = dtype == kFloat64 ? sizeof(double) : sizeof(float);
+  return size_t(chunks_for(M)) * 2 * size_t(D) * acc;
+}
+
+void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weight, const TensorArg& grad_bias,
+                         const TensorArg& grad_out, const TensorArg& x, const TensorArg& weight, const TensorArg& mean,
+                         const TensorArg& rstd, int64_t D, void* scratch, cudaStream_t stream) {
+  const char* op = "layer_norm_backward";
+  int64_t M = 0;
+  check_rows(x, D, op, M);
+  require_contiguous(x, op, "input");
+  require_contiguous(grad_out, op, "grad_output");
+  require_dtype(grad_out, x.dtype, op, "grad_output");
+  if (grad_out.numel() != x.numel()) throw ShapeError("layer_norm_backward on CUDA: grad_output and input differ in size");
+  check_param(weight, x, D, op, "weight");
+  check_stats(mean, M, op, "mean");
+  check_stats(rstd, M, op, "rstd");
+  const bool params = grad_weight.data || grad_bias.data;
+  for (const TensorArg* p : {&grad_weight, &grad_bias})
+    if (p->data) {
+      require_contiguous(*p, op, "parameter grad");
+      if (p->numel() != D) throw ShapeError("layer_norm_backward on CUDA: parameter grads must have D elements");
+    }
+  if (params && !scratch && M > 0)
+    throw ValueError("layer_norm_backward on CUDA: weight/bias grads need layer_norm_backward_scratch_bytes() of scratch");
+  if (M == 0) return;  // the engine zero-fills parameter grads of an empty input
+  visit_floating(x.dtype, op, [&]<typename T>() {
+    using A = acc_t<T>;
+    const double* mp = static_cast<const double*>(mean.data);
+    const double* rp = static_cast<const double*>(rstd.data);
+    if (grad_input.data) {
+      require_contiguous(grad_input, op, "grad_input");
+      require_dtype(grad_input, x.dtype, op, "grad_input");
+      T* dx = static_cast<T*>(grad_input.data);
+      if (D <= kWarpRowsMax)
+        layer_norm_grad_input_kernel<T, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
+                                                32 * kRowsPerBlock, 0, stream>>>(ptr<T>(x), ptr<T>(weight),
+                                                                                 ptr<T>(grad_out), mp, rp, dx, M, D);
+      else
+        layer_norm_grad_input_kernel<T, false><<<unsigned(M), kLongRowThreads, 0, stream>>>(
+            ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, M, D);
+      check_launch("layer_norm_backward (grad_input)");
+    }
+    if (!params) return;
+    const int64_t chunks = chunks_for(M);
+    if (chunks > 65535)
+      throw ValueError("layer_norm_backward on CUDA: " + std::to_string(M) + " rows exceed the parameter-grad grid (" +
+                       std::to_string(65535 * kChunkRows) + ")");
+    A* partial = static_cast<A*>(scratch);
+    const dim3 grid(unsigned((D + kColTile - 1) / kColTile), unsigned(chunks));
+    layer_norm_param_partials_kernel<T><<<grid, dim3(kColTile, kRowLanes), 0, stream>>>(ptr<T>(x), ptr<T>(grad_out), mp,
+                                                                                       rp, partial, M, D);
+    check_launch("layer_norm_backward (parameter partials)");
+    const ScalarType wdt = grad_weight.data ? grad_weight.dtype : grad_bias.dtype;
+    if (grad_weight.data && grad_bias.data && grad_weight.dtype != grad_bias.dtype)
+      throw DTypeError("layer_norm_backward on CUDA: grad_weight and grad_bias must share one dtype");
+    visit_floating(wdt, op, [&]<typename W>() {
+      layer_norm_param_finish_kernel<A, W, W><<<grid_for(D), kBlock, 0, stream>>>(
+          partial, chunks, D, static_cast<W*>(grad_weight.data), static_cast<W*>(grad_bias.data));
+      check_launch("layer_norm_backward (parameter sums)");
+    });
+  });
+}
+
+}  // namespace rt::cuda_kernels

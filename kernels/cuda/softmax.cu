@@ -1,0 +1,180 @@
+// softmax / log_softmax forward and backward. See kernels/cuda/softmax.h.
+#include <string>
+
+#include "cuda/block_reduce.cuh"
+#include "cuda/launch.h"
+#include "cuda/nn_dtype.cuh"
+#include "cuda/softmax.h"
+
+namespace rt::cuda_kernels {
+namespace {
+
+constexpr int kWarpRowsMax = 1024;  // rows up to this length get one warp each
+constexpr int kRowsPerBlock = 4;    // warps per block in warp-per-row mode
+constexpr int kLongRowThreads = 512;
+
+struct Layout {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+Layout layout_of(const TensorArg& t, int64_t dim, const char* op) {
+  const int64_t nd = t.ndim;
+  const int64_t d = dim < 0 ? dim + (nd == 0 ? 1 : nd) : dim;
+  if (d < 0 || d >= (nd == 0 ? 1 : nd))
+    throw IndexError(std::string(op) + " on CUDA: dim " + std::to_string(dim) + " is out of range for a " +
+                     std::to_string(nd) + "-d tensor");
+  Layout L;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (i < d) L.outer *= t.sizes[i];
+    else if (i == d) L.n = t.sizes[i];
+    else L.inner *= t.sizes[i];
+  }
+  return L;
+}
+
+// One row per group (warp or block); inner == 1.
+template <typename T, bool kWarp>
+__global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n, bool log) {
+  using G = RowGroup<kWarp>;
+  using A = acc_t<T>;
+  __shared__ A smem[32];
+  const int64_t row = G::row(kRowsPerBlock);
+  if (kWarp && row >= rows) return;  // the whole warp leaves together
+  const T* xr = x + row * n;
+  T* yr = y + row * n;
+  A mx = neg_infinity<A>();
+  for (int64_t j = G::rank(); j < n; j += G::size()) mx = MaxOp{}(mx, to_acc(xr[j]));
+  mx = G::all_reduce(mx, MaxOp{}, smem);
+  A sum = 0;
+  for (int64_t j = G::rank(); j < n; j += G::size()) sum += exp(to_acc(xr[j]) - mx);
+  sum = G::all_reduce(sum, SumOp{}, smem);
+  if (log) {
+    const A shift = mx + A(::log(sum));
+    for (int64_t j = G::rank(); j < n; j += G::size()) yr[j] = from_acc<T>(to_acc(xr[j]) - shift);
+  } else {
+    const A scale = A(1) / sum;
+    for (int64_t j = G::rank(); j < n; j += G::size()) yr[j] = from_acc<T>(exp(to_acc(xr[j]) - mx) * scale);
+  }
+}
+
+// One thread per (outer, inner) column; neighbouring threads read neighbouring addresses.
+template <typename T>
+__global__ void softmax_columns_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t outer, int64_t n,
+                                       int64_t inner, bool log) {
+  using A = acc_t<T>;
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner;
+       c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t base = (c / inner) * n * inner + c % inner;
+    A mx = neg_infinity<A>();
+    for (int64_t d = 0; d < n; ++d) mx = MaxOp{}(mx, to_acc(x[base + d * inner]));
+    A sum = 0;
+    for (int64_t d = 0; d < n; ++d) sum += exp(to_acc(x[base + d * inner]) - mx);
+    const A k = log ? mx + A(::log(sum)) : A(1) / sum;
+    for (int64_t d = 0; d < n; ++d) {
+      const A v = to_acc(x[base + d * inner]);
+      y[base + d * inner] = from_acc<T>(log ? v - k : exp(v - mx) * k);
+    }
+  }
+}
+
+template <typename T, bool kWarp>
+__global__ void softmax_backward_rows_kernel(const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ gx,
+                                             int64_t rows, int64_t n, bool log) {
+  using G = RowGroup<kWarp>;
+  using A = acc_t<T>;
+  __shared__ A smem[32];
+  const int64_t row = G::row(kRowsPerBlock);
+  if (kWarp && row >= rows) return;
+  const int64_t off = row * n;
+  A dot = 0;
+  for (int64_t j = G::rank(); j < n; j += G::size())
+    dot += log ? to_acc(g[off + j]) : to_acc(g[off + j]) * to_acc(y[off + j]);
+  dot = G::all_reduce(dot, SumOp{}, smem);
+  for (int64_t j = G::rank(); j < n; j += G::size()) {
+    const A yv = to_acc(y[off + j]), gv = to_acc(g[off + j]);
+    gx[off + j] = from_acc<T>(log ? gv - exp(yv) * dot : yv * (gv - dot));
+  }
+}
+
+template <typename T>
+__global__ void softmax_backward_columns_kernel(const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ gx,
+                                                int64_t outer, int64_t n, int64_t inner, bool log) {
+  using A = acc_t<T>;
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner;
+       c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t base = (c / inner) * n * inner + c % inner;
+    A dot = 0;
+    for (int64_t d = 0; d < n; ++d) {
+      const int64_t k = base + d * inner;
+      dot += log ? to_acc(g[k]) : to_acc(g[k]) * to_acc(y[k]);
+    }
+    for (int64_t d = 0; d < n; ++d) {
+      const int64_t k = base + d * inner;
+      const A yv = to_acc(y[k]), gv = to_acc(g[k]);
+      gx[k] = from_acc<T>(log ? gv - exp(yv) * dot : yv * (gv - dot));
+    }
+  }
+}
+
+unsigned row_blocks(int64_t rows, bool warp) {
+  const int64_t b = warp ? (rows + kRowsPerBlock - 1) / kRowsPerBlock : rows;
+  if (b > 0x7fffffff) throw ValueError("softmax on CUDA: too many rows (" + std::to_string(rows) + ") for one launch");
+  return unsigned(b);
+}
+
+void check_same(const TensorArg& a, const TensorArg& b, const char* op, const char* name) {
+  require_contiguous(b, op, name);
+  bool same = a.ndim == b.ndim && a.dtype == b.dtype;
+  for (int i = 0; same && i < a.ndim; ++i) same = a.sizes[i] == b.sizes[i];
+  if (!same) throw ShapeError(std::string(op) + " on CUDA: " + name + " must match the output's shape and dtype");
+}
+
+}  // namespace
+
+void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, bool log, cudaStream_t stream) {
+  const char* op = log ? "log_softmax" : "softmax";
+  require_contiguous(out, op, "output");
+  check_same(out, in, op, "input");
+  const Layout L = layout_of(in, dim, op);
+  if (in.numel() == 0) return;
+  visit_floating(in.dtype, op, [&]<typename T>() {
+    const T* x = static_cast<const T*>(in.data);
+    T* y = static_cast<T*>(out.data);
+    if (L.inner == 1 && L.n <= kWarpRowsMax) {
+      softmax_rows_kernel<T, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(x, y, L.outer, L.n, log);
+    } else if (L.inner == 1) {
+      softmax_rows_kernel<T, false><<<row_blocks(L.outer, false), kLongRowThreads, 0, stream>>>(x, y, L.outer, L.n, log);
+    } else {
+      softmax_columns_kernel<T><<<grid_for(L.outer * L.inner), kBlock, 0, stream>>>(x, y, L.outer, L.n, L.inner, log);
+    }
+    check_launch(op);
+  });
+}
+
+void softmax_backward(const TensorArg& grad_in, const TensorArg& out, const TensorArg& grad_out, int64_t dim,
+                      bool log, cudaStream_t stream) {
+  const char* op = log ? "log_softmax_backward" : "softmax_backward";
+  require_contiguous(grad_in, op, "grad_input");
+  check_same(grad_in, out, op, "output");
+  check_same(grad_in, grad_out, op, "grad_output");
+  const Layout L = layout_of(out, dim, op);
+  if (out.numel() == 0) return;
+  visit_floating(out.dtype, op, [&]<typename T>() {
+    const T* y = static_cast<const T*>(out.data);
+    const T* g = static_cast<const T*>(grad_out.data);
+    T* gx = static_cast<T*>(grad_in.data);
+    if (L.inner == 1 && L.n <= kWarpRowsMax) {
+      softmax_backward_rows_kernel<T, true>
+          <<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(y, g, gx, L.outer, L.n, log);
+    } else if (L.inner == 1) {
+      softmax_backward_rows_kernel<T, false>
+          <<<row_blocks(L.outer, false), kLongRowThreads, 0, stream>>>(y, g, gx, L.outer, L.n, log);
+    } else {
+      softmax_backward_columns_kernel<T>
+          <<<grid_for(L.outer * L.inner), kBlock, 0, stream>>>(y, g, gx, L.outer, L.n, L.inner, log);
+    }
+    check_launch(op);
+  });
+}
+
+}  // namespace rt::cuda_kernels

@@ -1,0 +1,151 @@
+// softmax/log_softmax, layer_norm, embedding, cross_entropy, nll_loss, dropout.
+#include <cmath>
+#include <string>
+
+#include "cases.h"
+
+namespace rt::op_check {
+namespace {
+
+// Class indices in [0, classes) with about a quarter replaced by `ignore_index`.
+Tensor targets(int64_t classes, const Shape& s, int64_t ignore_index) {
+  return rt::where(mask_t(s, 0.25), rt::full({}, ignore_index, kInt64), randint_t(0, classes, s));
+}
+
+void softmaxes(OpCheck& check) {
+  for (bool log : {false, true}) {
+    const char* name = log ? "log_softmax" : "softmax";
+    auto f = [log](int64_t d) { return one([log, d](const TensorList& in, Device) { return log ? rt::log_softmax(in[0], d) : rt::softmax(in[0], d); }); };
+    for (ScalarType dt : {kFloat32, kFloat16, kBFloat16, kFloat64}) {
+      check.run({.op = name, .variant = "dim=-1", .inputs = {randn_t({4, 6, 10}, dt) * 3}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
+      check.run({.op = name, .variant = "dim=1", .inputs = {randn_t({4, 6, 10}, dt) * 3}, .grad = {true}, .tol = Tol::Reduction, .fn = f(1)});
+    }
+    check.run({.op = name, .variant = "dim=-1 long rows", .inputs = {randn_t({8, 5000}) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
+    check.run({.op = name, .variant = "dim=0", .inputs = {randn_t({37, 3})}, .grad = {true}, .tol = Tol::Reduction, .fn = f(0)});
+    check.run({.op = name, .variant = "dim=-1 large logits", .inputs = {randn_t({5, 9}) * 200}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
+    check.run({.op = name, .variant = "dim=-1 -inf entries", .inputs = {randn_t({6, 6}), mask_t({6, 6}, 0.3)}, .grad = {true, false},
+               .tol = Tol::Reduction, .fn = one([log](const TensorList& in, Device) {
+                 Tensor x = rt::masked_fill(in[0], in[1], -INFINITY);
+                 return log ? rt::log_softmax(x, -1) : rt::softmax(x, -1);
+               })});
+    check.run({.op = name, .variant = "dim=-1 transposed input", .inputs = {randn_t({7, 5})}, .grad = {true}, .tol = Tol::Reduction,
+               .fn = one([log](const TensorList& in, Device) { return log ? rt::log_softmax(in[0].t(), -1) : rt::softmax(in[0].t(), -1); })});
+  }
+}
+
+void layer_norms(OpCheck& check) {
+  for (ScalarType dt : {kFloat32, kFloat16, kBFloat16, kFloat64}) {
+    check.run({.op = "layer_norm", .variant = "weight+bias", .inputs = {randn_t({4, 7, 32}, dt) * 2 + 1, randn_t({32}, dt), randn_t({32}, dt)},
+               .grad = {true, true, true}, .tol = Tol::Reduction,
+               .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {32}, in[1], in[2]); })});
+    check.run({.op = "layer_norm", .variant = "no affine", .inputs = {randn_t({4, 7, 32}, dt)}, .grad = {true}, .tol = Tol::Reduction,
+               .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {32}); })});
+  }
+  check.run({.op = "layer_norm", .variant = "weight only, 2-D shape", .inputs = {randn_t({3, 4, 5, 6}), randn_t({5, 6})}, .grad = {true, true},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {5, 6}, in[1]); })});
+  check.run({.op = "layer_norm", .variant = "bias only, eps=1e-3", .inputs = {randn_t({10, 16}), randn_t({16})}, .grad = {true, true},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {16}, {}, in[1], 1e-3); })});
+  check.run({.op = "layer_norm", .variant = "wide rows", .inputs = {randn_t({6, 4096}), randn_t({4096}), randn_t({4096})}, .grad = {true, true, true},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1], in[2]); })});
+  check.run({.op = "layer_norm", .variant = "many rows (weight grad reduction)", .inputs = {randn_t({3000, 24}), randn_t({24}), randn_t({24})},
+             .grad = {true, true, true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {24}, in[1], in[2]); })});
+}
+
+void embeddings(OpCheck& check) {
+  for (ScalarType dt : kFloatTypes) {
+    check.run({.op = "embedding", .inputs = {randn_t({11, 8}, dt), randint_t(0, 11, {4, 9})}, .grad = {true, false}, .tol = Tol::Reduction,
+               .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
+    check.run({.op = "embedding", .variant = "padding_idx=3", .inputs = {randn_t({11, 8}, dt), randint_t(0, 11, {4, 9})}, .grad = {true, false},
+               .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1], 3); })});
+  }
+  // Many repeats of few rows: the backward's scatter-add accumulates hundreds of rows into each.
+  check.run({.op = "embedding", .variant = "heavy repeats", .inputs = {randn_t({5, 64}), randint_t(0, 5, {2000})}, .grad = {true, false},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
+  check.run({.op = "embedding", .variant = "0-dim index", .inputs = {randn_t({5, 4}), randint_t(0, 5, {})}, .grad = {true, false},
+             .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
+}
+
+void losses(OpCheck& check) {
+  for (const char* red : {"mean", "sum", "none"}) {
+    const std::string r = std::string("reduction=") + red;
+    for (ScalarType dt : kFloatTypes)
+      check.run({.op = "cross_entropy", .variant = r, .inputs = {randn_t({16, 10}, dt) * 2, randint_t(0, 10, {16})}, .grad = {true, false},
+                 .tol = Tol::Reduction, .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], {}, -100, red); })});
+    check.run({.op = "cross_entropy", .variant = r + " ignore_index=1", .inputs = {randn_t({16, 10}), targets(10, {16}, 1)}, .grad = {true, false},
+               .tol = Tol::Reduction, .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], {}, 1, red); })});
+    check.run({.op = "cross_entropy", .variant = r + " label_smoothing=0.1", .inputs = {randn_t({16, 10}), targets(10, {16}, -100)},
+               .grad = {true, false}, .tol = Tol::Reduction,
+               .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], {}, -100, red, 0.1); })});
+    check.run({.op = "cross_entropy", .variant = r + " weight", .inputs = {randn_t({16, 10}), targets(10, {16}, -100), uniform_t({10}, 0.2, 2)},
+               .grad = {true, false, false}, .tol = Tol::Reduction,
+               .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], in[2], -100, red); })});
+    check.run({.op = "cross_entropy", .variant = r + " weight label_smoothing=0.2", .inputs = {randn_t({12, 7}), randint_t(0, 7, {12}), uniform_t({7}, 0.2, 2)},
+               .grad = {true, false, false}, .tol = Tol::Reduction,
+               .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], in[2], -100, red, 0.2); })});
+    check.run({.op = "cross_entropy", .variant = r + " [N,C,d1,d2]", .inputs = {randn_t({3, 5, 4, 2}), targets(5, {3, 4, 2}, -100)},
+               .grad = {true, false}, .tol = Tol::Reduction,
+               .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], {}, -100, red); })});
+    check.run({.op = "nll_loss", .variant = r, .inputs = {randn_t({16, 10}), targets(10, {16}, -100)}, .grad = {true, false},
+               .tol = Tol::Reduction, .fn = one([=](const TensorList& in, Device) { return rt::nll_loss(rt::log_softmax(in[0], 1), in[1], {}, -100, red); })});
+    check.run({.op = "nll_loss", .variant = r + " weight ignore_index=2", .inputs = {randn_t({16, 6}), targets(6, {16}, 2), uniform_t({6}, 0.5, 1.5)},
+               .grad = {true, false, false}, .tol = Tol::Reduction,
+               .fn = one([=](const TensorList& in, Device) { return rt::nll_loss(in[0], in[1], in[2], 2, red); })});
+  }
+  check.run({.op = "cross_entropy", .variant = "many classes", .inputs = {randn_t({64, 5003}), randint_t(0, 5003, {64})}, .grad = {true, false},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1]); })});
+  check.run({.op = "cross_entropy", .variant = "all targets ignored (NaN mean)", .inputs = {randn_t({4, 3}), rt::full({4}, int64_t(-100), kInt64)},
+             .grad = {true, false}, .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1]); })});
+}
+
+void dropouts(OpCheck& check) {
+  // Same seed on both devices: the same mask, so results match exactly where the scale 1 / (1 - p)
+  // is a power of 2 (any other mask would differ by whole values anyway).
+  for (double p : {0.5, 0.75, 0.25})
+    for (ScalarType dt : kFloatTypes)
+      check.run({.op = "dropout", .variant = "p=" + std::to_string(p).substr(0, 4), .inputs = {randn_t({37, 29}, dt)}, .grad = {true},
+                 .tol = p == 0.25 ? Tol::Pointwise : Tol::Exact, .fn = one([p](const TensorList& in, Device) { return rt::dropout(in[0], p); })});
+  check.run({.op = "dropout", .variant = "p=0.1 large", .inputs = {randn_t({1000, 333})}, .grad = {true}, .tol = Tol::Pointwise,
+             .fn = one([](const TensorList& in, Device) { return rt::dropout(in[0], 0.1); })});
+  check.run({.op = "dropout", .variant = "transposed input", .inputs = {randn_t({16, 12})}, .grad = {true}, .tol = Tol::Exact,
+             .fn = one([](const TensorList& in, Device) { return rt::dropout(in[0].t(), 0.5); })});
+  check.run({.op = "dropout", .variant = "two draws in a row", .inputs = {randn_t({64})}, .tol = Tol::Exact,
+             .fn = [](const TensorList& in, Device) { return TensorList{rt::dropout(in[0], 0.5), rt::dropout(in[0], 0.5)}; }});
+  check.run({.op = "dropout", .variant = "eval", .inputs = {randn_t({9, 9})}, .grad = {true}, .tol = Tol::Exact,
+             .fn = one([](const TensorList& in, Device) { return rt::dropout(in[0], 0.5, false); })});
+}
+
+void attention(OpCheck& check) {
+  for (ScalarType dt : kFloatTypes) {
+    check.run({.op = "scaled_dot_product_attention", .variant = "causal",
+               .inputs = {randn_t({2, 3, 7, 8}, dt), randn_t({2, 3, 7, 8}, dt), randn_t({2, 3, 7, 8}, dt)}, .grad = {true, true, true},
+               .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) {
+                 return rt::scaled_dot_product_attention(in[0], in[1], in[2], {}, 0.0, true);
+               })});
+  }
+  check.run({.op = "scaled_dot_product_attention", .variant = "bool mask, L != S, scale 0.3",
+             .inputs = {randn_t({2, 5, 8}), randn_t({2, 9, 8}), randn_t({2, 9, 4}), mask_t({5, 9}, 0.7)}, .grad = {true, true, true, false},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) {
+               // keep one attended key per row so that no row is all -inf
+               Tensor mask = rt::logical_or(in[3], rt::arange(9).lt(scalar_to_tensor(1)).to(in[3].device()));
+               return rt::scaled_dot_product_attention(in[0], in[1], in[2], mask, 0.0, false, 0.3);
+             })});
+  check.run({.op = "scaled_dot_product_attention", .variant = "additive float mask",
+             .inputs = {randn_t({4, 6, 8}), randn_t({4, 6, 8}), randn_t({4, 6, 8}), randn_t({6, 6})}, .grad = {true, true, true, true},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) {
+               return rt::scaled_dot_product_attention(in[0], in[1], in[2], in[3]);
+             })});
+}
+
+}  // namespace
+
+void add_nn_cases(OpCheck& check) {
+  softmaxes(check);
+  layer_norms(check);
+  embeddings(check);
+  losses(check);
+  dropouts(check);
+  attention(check);
+}
+
+}  // namespace rt::op_check

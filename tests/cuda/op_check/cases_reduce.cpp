@@ -1,0 +1,81 @@
+// Reductions over various dims (keepdim both): sum, mean, amax/amin, max/min, argmax/argmin,
+// norm p=1 and 2; integer and bool sums; sizes larger than one block.
+#include "cases.h"
+
+namespace rt::op_check {
+namespace {
+
+const std::vector<Shape> kDims = {{}, {0}, {1}, {-1}, {0, 2}, {1, 2}};
+
+std::string dims_text(const Shape& d, bool keepdim) {
+  return "dims=" + (d.empty() ? std::string("all") : format_shape(d)) + (keepdim ? " keepdim" : "");
+}
+
+}  // namespace
+
+void add_reduce_cases(OpCheck& check) {
+  for (const Shape& dims : kDims)
+    for (bool keepdim : {false, true}) {
+      const std::string v = dims_text(dims, keepdim);
+      for (ScalarType dt : {kFloat32, kFloat16, kBFloat16, kFloat64}) {
+        check.run({.op = "sum", .variant = v, .inputs = {randn_t({4, 5, 6}, dt)}, .grad = {true}, .tol = Tol::Reduction,
+                   .fn = one([=](const TensorList& in, Device) { return rt::sum(in[0], dims, keepdim); })});
+        check.run({.op = "mean", .variant = v, .inputs = {randn_t({4, 5, 6}, dt)}, .grad = {true}, .tol = Tol::Reduction,
+                   .fn = one([=](const TensorList& in, Device) { return rt::mean(in[0], dims, keepdim); })});
+      }
+      // Ties (small integers) make amax/amin split the gradient evenly; both devices must agree.
+      for (ScalarType dt : kFloatTypes) {
+        check.run({.op = "amax", .variant = v, .inputs = {randint_t(-4, 5, {4, 5, 6}).to(dt)}, .grad = {true}, .tol = Tol::Reduction,
+                   .fn = one([=](const TensorList& in, Device) { return rt::amax(in[0], dims, keepdim); })});
+        check.run({.op = "amin", .variant = v, .inputs = {randn_t({4, 5, 6}, dt)}, .grad = {true}, .tol = Tol::Reduction,
+                   .fn = one([=](const TensorList& in, Device) { return rt::amin(in[0], dims, keepdim); })});
+        for (double p : {1.0, 2.0})
+          check.run({.op = "norm", .variant = "p=" + std::to_string(int(p)) + " " + v, .inputs = {randn_t({4, 5, 6}, dt)},
+                     .grad = {true}, .tol = Tol::Reduction,
+                     .fn = one([=](const TensorList& in, Device) { return rt::norm(in[0], p, dims, keepdim); })});
+      }
+      check.run({.op = "sum", .variant = "int64 " + v, .inputs = {randint_t(-100, 100, {4, 5, 6})}, .tol = Tol::Exact,
+                 .fn = one([=](const TensorList& in, Device) { return rt::sum(in[0], dims, keepdim); })});
+      check.run({.op = "sum", .variant = "int32 " + v, .inputs = {randint_t(-100, 100, {4, 5, 6}, kInt32)}, .tol = Tol::Exact,
+                 .fn = one([=](const TensorList& in, Device) { return rt::sum(in[0], dims, keepdim); })});
+      check.run({.op = "sum", .variant = "bool " + v, .inputs = {mask_t({4, 5, 6}, 0.5)}, .tol = Tol::Exact,
+                 .fn = one([=](const TensorList& in, Device) { return rt::sum(in[0], dims, keepdim); })});
+      check.run({.op = "amax", .variant = "int64 " + v, .inputs = {randint_t(-100, 100, {4, 5, 6})}, .tol = Tol::Exact,
+                 .fn = one([=](const TensorList& in, Device) { return rt::amax(in[0], dims, keepdim); })});
+    }
+  for (bool keepdim : {false, true})
+    for (int64_t d : {0, 1, -1})
+      for (ScalarType dt : {kFloat32, kFloat16, kBFloat16, kInt64}) {
+        // Ties: both devices must pick the first index of the extreme, as the CPU does.
+        const std::string v = "dim=" + std::to_string(d) + (keepdim ? " keepdim" : "");
+        check.run({.op = "argmax", .variant = v, .inputs = {randint_t(-3, 4, {5, 7, 3}).to(dt)}, .tol = Tol::Exact,
+                   .fn = one([=](const TensorList& in, Device) { return rt::argmax(in[0], d, keepdim); })});
+        check.run({.op = "argmin", .variant = v, .inputs = {randn_t({5, 7, 3}).to(dt)}, .tol = Tol::Exact,
+                   .fn = one([=](const TensorList& in, Device) { return rt::argmin(in[0], d, keepdim); })});
+      }
+  check.run({.op = "argmax", .variant = "all", .inputs = {randn_t({33, 17})}, .tol = Tol::Exact,
+             .fn = one([](const TensorList& in, Device) { return rt::argmax(in[0]); })});
+  check.run({.op = "argmin", .variant = "all keepdim", .inputs = {randn_t({33, 17})}, .tol = Tol::Exact,
+             .fn = one([](const TensorList& in, Device) { return rt::argmin(in[0], std::nullopt, true); })});
+  for (ScalarType dt : kFloatTypes) {
+    check.run({.op = "max", .variant = "all", .inputs = {randn_t({33, 17}, dt)}, .grad = {true}, .tol = Tol::Reduction,
+               .fn = one([](const TensorList& in, Device) { return rt::max(in[0]); })});
+    check.run({.op = "min", .variant = "all", .inputs = {randn_t({33, 17}, dt)}, .grad = {true}, .tol = Tol::Reduction,
+               .fn = one([](const TensorList& in, Device) { return rt::min(in[0]); })});
+  }
+  // Bigger than one block, and reductions over strided (transposed) inputs.
+  check.run({.op = "sum", .variant = "large all", .inputs = {randn_t({300, 1001})}, .grad = {true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::sum(in[0]); })});
+  check.run({.op = "sum", .variant = "large dims=[0]", .inputs = {randn_t({1025, 130})}, .grad = {true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::sum(in[0], {0}); })});
+  check.run({.op = "mean", .variant = "large dims=[-1] float16", .inputs = {randn_t({70, 5000}, kFloat16)}, .grad = {true},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::mean(in[0], {-1}); })});
+  check.run({.op = "sum", .variant = "transposed dims=[1]", .inputs = {randn_t({40, 30})}, .grad = {true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::sum(in[0].t(), {1}); })});
+  check.run({.op = "amax", .variant = "transposed dims=[0]", .inputs = {randn_t({40, 30})}, .grad = {true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::amax(in[0].t(), {0}); })});
+  check.run({.op = "norm", .variant = "p=2 large", .inputs = {randn_t({513, 257})}, .grad = {true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::norm(in[0]); })});
+}
+
+}  // namespace rt::op_check

@@ -1,0 +1,97 @@
+// tests/kernels/host_segment_source.h — a SegmentSource over host memory with a capacity.
+//
+//   HostSegmentSource source(64 << 20, rt::Device::cuda(0));  // 64 MiB "device"
+//   rt::cuda::CachingAllocator alloc(source);                 // declare the source first
+//   source.set_capacity(0);                                   // every further segment is refused
+//
+// A real source, not a mock: segments are real (512-byte aligned) memory the tests write to,
+// a request past the capacity is refused with nullptr as cudaMalloc's out-of-memory would be,
+// and freeing a segment it did not hand out, or with another size, throws std::logic_error.
+// It records what it was asked so tests can check the allocator's segment sizes.
+#pragma once
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda/caching_allocator.h"
+
+class HostSegmentSource final : public rt::cuda::SegmentSource {
+ public:
+  explicit HostSegmentSource(size_t capacity, rt::Device device = rt::Device::cuda(0))
+      : capacity_(capacity), device_(device) {}
+  // Segments the allocator still held (blocks that outlived it) are freed here.
+  ~HostSegmentSource() override {
+    for (auto& [p, bytes] : live_) std::free(p);
+  }
+  HostSegmentSource(const HostSegmentSource&) = delete;
+  HostSegmentSource& operator=(const HostSegmentSource&) = delete;
+
+  void* allocate_segment(size_t bytes) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    requests_.push_back(bytes);
+    if (bytes > capacity_ || used_ > capacity_ - bytes) {
+      ++refusals_;
+      return nullptr;
+    }
+    void* p = std::aligned_alloc(512, (bytes + 511) / 512 * 512);
+    if (!p) {
+      ++refusals_;
+      return nullptr;
+    }
+    live_.emplace(p, bytes);
+    used_ += bytes;
+    return p;
+  }
+
+  void free_segment(void* p, size_t bytes) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = live_.find(p);
+    if (it == live_.end()) throw std::logic_error("HostSegmentSource: free_segment of a pointer it did not hand out");
+    if (it->second != bytes)
+      throw std::logic_error("HostSegmentSource: segment of " + std::to_string(it->second) + " bytes freed as " +
+                             std::to_string(bytes));
+    used_ -= bytes;
+    live_.erase(it);
+    std::free(p);
+  }
+
+  rt::cuda::MemoryInfo mem_info() override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return {capacity_ > used_ ? capacity_ - used_ : 0, capacity_};
+  }
+  rt::Device device() const override { return device_; }
+
+  void set_capacity(size_t bytes) {
+    std::lock_guard<std::mutex> lk(mu_);
+    capacity_ = bytes;
+  }
+  size_t used() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return used_;
+  }
+  size_t live_segments() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return live_.size();
+  }
+  size_t refusals() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return refusals_;
+  }
+  // Every segment size asked for, refused ones included, in order.
+  std::vector<size_t> requests() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return requests_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  size_t capacity_;
+  rt::Device device_;
+  size_t used_ = 0;
+  size_t refusals_ = 0;
+  std::map<void*, size_t> live_;
+  std::vector<size_t> requests_;
+};

@@ -1,0 +1,310 @@
+"""rt.cuda, rt.backends.cuda, Tensor.to/cuda/cpu and Module.to/cuda/cpu.
+
+Without a usable GPU (this machine): what is reported, and that everything needing a device fails
+with RuntimeError naming why and leaves tensors and modules unchanged. With one (scripts/gpu-check.sh
+on an H200) the tests marked `needs_gpu` run: round trips, ops against the CPU, memory counters,
+events and a training step."""
+import re
+
+import numpy as np
+import pytest
+
+import rustytorch as rt
+from rustytorch import nn
+
+HAS_GPU = rt.cuda.is_available()
+needs_gpu = pytest.mark.skipif(not HAS_GPU, reason=rt.cuda.unavailable_reason() or "a CUDA device is usable")
+without_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour when no CUDA device is usable")
+REASON = re.escape(rt.cuda.unavailable_reason())
+
+
+def engine_links_cublas():
+    """Whether cuBLAS is loaded in this process: only the CUDA backend of rt_engine links it (the
+    profiler's CUPTI collector loads the CUDA runtime, so libcudart says nothing)."""
+    with open("/proc/self/maps") as maps:
+        return "libcublas" in maps.read()
+
+
+# ---- queries -------------------------------------------------------------------------------
+def test_is_built_reflects_the_build():
+    assert rt.cuda.is_built() is engine_links_cublas()
+    assert rt.backends.cuda.is_built() is rt.cuda.is_built()
+    version = rt.cuda._cuda.version_string()
+    if rt.cuda.is_built():
+        assert re.match(r"CUDA \d+\.\d+ \(runtime\), (driver \d+\.\d+|no driver)$", version), version
+    else:
+        assert version == "not built"
+
+
+@without_gpu
+def test_nothing_is_available_and_the_reason_says_why():
+    assert rt.cuda.is_available() is False and rt.cuda.device_count() == 0
+    reason = rt.cuda.unavailable_reason()
+    if rt.cuda.is_built():
+        assert "cudaGetDeviceCount" in reason and "nvidia-smi" in reason
+    else:
+        assert "not built" in reason and "-DRT_CUDA=ON" in reason
+
+
+@without_gpu
+def test_memory_counters_read_zero():
+    for counter in (rt.cuda.memory_allocated, rt.cuda.max_memory_allocated, rt.cuda.memory_reserved):
+        assert counter() == 0 and counter(0) == 0 and counter("cuda:0") == 0
+    rt.cuda.reset_peak_memory_stats()
+    rt.cuda.empty_cache()
+
+
+@without_gpu
+@pytest.mark.parametrize("call", [
+    rt.cuda.current_device, rt.cuda.synchronize, rt.cuda.get_device_name, rt.cuda.get_device_properties,
+    rt.cuda.get_device_capability, lambda: rt.cuda.set_device(0), lambda: rt.cuda.Event(enable_timing=True),
+], ids=["current_device", "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
+        "set_device", "Event"])
+def test_calls_that_need_a_device_raise_the_reason(call):
+    with pytest.raises(RuntimeError, match=REASON):
+        call()
+
+
+def test_device_arguments_are_checked():
+    with pytest.raises(ValueError, match="Expected a cuda device, but got: cpu"):
+        rt.cuda.memory_allocated("cpu")
+    with pytest.raises(ValueError, match="invalid device string"):
+        rt.cuda.synchronize("gpu:0")
+    with pytest.raises(TypeError, match="device must be an int"):
+        rt.cuda.get_device_properties(True)
+
+
+def test_seeding_cuda_seeds_the_one_generator():
+    for seed_cuda in (rt.cuda.manual_seed, rt.cuda.manual_seed_all):
+        seed_cuda(1234)
+        a = rt.rand(5)
+        rt.manual_seed(1234)
+        assert rt.equal(a, rt.rand(5))
+        assert rt.initial_seed() == 1234
+
+
+def test_tf32_switch():
+    matmul = rt.backends.cuda.matmul
+    assert matmul.allow_tf32 is False  # torch's default
+    try:
+        matmul.allow_tf32 = True
+        assert matmul.allow_tf32 is rt.cuda.is_built()  # a build without CUDA has no switch to turn on
+        rt.cuda.set_allow_tf32(False)
+        assert matmul.allow_tf32 is False
+    finally:
+        matmul.allow_tf32 = False
+    with pytest.raises(AttributeError):
+        matmul.allow_fp16 = True
+
+
+# ---- tensors -------------------------------------------------------------------------------
+def test_to_cpu_is_a_no_op():
+    x = rt.randn(3, 4, requires_grad=True)
+    assert x.to("cpu") is x and x.cpu() is x and x.to(rt.device("cpu")) is x and x.to(device="cpu") is x
+    y = x.to("cpu", copy=True)
+    assert y is not x and rt.equal(y, x) and not y._shares_storage(x)
+    z = x.to("cpu", rt.float64)
+    assert z.dtype is rt.float64 and z.grad_fn is not None
+    assert x.to("cpu", non_blocking=True) is x
+
+
+@without_gpu
+@pytest.mark.parametrize("move", [
+    lambda x: x.cuda(), lambda x: x.cuda(0), lambda x: x.to("cuda"), lambda x: x.to("cuda:0", rt.float64),
+    lambda x: x.to(0), lambda x: x.to(device=rt.device("cuda", 0), non_blocking=True),
+    lambda x: rt.zeros(2, device="cuda"), lambda x: rt.randn(2, 3, device="cuda:0"),
+    lambda x: rt.full((2,), 1.5, device="cuda"),
+], ids=["cuda()", "cuda(0)", "to(cuda)", "to(cuda:0,float64)", "to(0)", "to(device=)", "zeros", "randn", "full"])
+def test_moving_to_cuda_raises_the_reason(move):
+    x = rt.arange(6.0).view(2, 3)
+    with pytest.raises(RuntimeError, match=REASON):
+        move(x)
+    assert x.device.type == "cpu" and x.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_cuda_refuses_a_cpu_device():
+    with pytest.raises(ValueError, match="expected a CUDA device"):
+        rt.ones(2).cuda("cpu")
+
+
+# ---- modules -------------------------------------------------------------------------------
+def small_mlp():
+    rt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+    model(rt.randn(5, 4)).sum().backward()  # gradients and running statistics to move too
+    return model
+
+
+@without_gpu
+def test_module_cuda_raises_and_leaves_the_module_on_the_cpu():
+    model = small_mlp()
+    params = list(model.parameters())
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    grads = [p.grad.clone() for p in params]
+    with pytest.raises(RuntimeError, match=REASON):
+        model.cuda()
+    with pytest.raises(RuntimeError, match=REASON):
+        model.to("cuda:0")
+    assert list(model.parameters()) == params  # the same Parameter objects
+    for p, g in zip(params, grads):
+        assert p.device.type == "cpu" and p.is_leaf and p.requires_grad and rt.equal(p.grad, g)
+    for k, v in model.state_dict().items():
+        assert v.device.type == "cpu" and rt.equal(v, before[k]), k
+
+
+def test_module_to_cpu_and_dtype_keep_parameter_objects():
+    model = small_mlp()
+    params = list(model.parameters())
+    opt = rt.optim.SGD(model.parameters(), lr=0.1)
+    assert model.to("cpu") is model and model.cpu() is model
+    assert all(a is b for a, b in zip(model.parameters(), params))
+    model.double()
+    for p in model.parameters():
+        assert isinstance(p, nn.Parameter) and p.is_leaf and p.requires_grad
+        assert p.dtype is rt.float64 and p.grad.dtype is rt.float64
+    assert all(a is b for a, b in zip(model.parameters(), params))
+    assert model[1].running_mean.dtype is rt.float64 and model[1].num_batches_tracked.dtype is rt.int64
+    out = model(rt.randn(5, 4, dtype=rt.float64)).sum()
+    opt.zero_grad()
+    out.backward()
+    before = params[0].clone()
+    opt.step()  # the optimizer made before .double() still updates the model's parameters
+    assert not rt.equal(params[0], before)
+
+
+def test_shared_parameters_are_converted_once():
+    a = nn.Linear(3, 3)
+    model = nn.Sequential(a, nn.ReLU(), a)
+    model.double()
+    assert a.weight.dtype is rt.float64 and len(list(model.parameters())) == 2
+
+
+# ---- with a GPU ----------------------------------------------------------------------------
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(a.detach().cpu().double().numpy(), b.detach().cpu().double().numpy(),
+                               rtol=tol, atol=tol)
+
+
+@needs_gpu
+def test_device_queries():
+    assert rt.cuda.device_count() >= 1 and rt.cuda.unavailable_reason() == ""
+    assert rt.cuda.is_built() and rt.cuda.current_device() == 0
+    rt.cuda.set_device(0)
+    p = rt.cuda.get_device_properties(0)
+    assert p.name and p.name == rt.cuda.get_device_name() and p.total_memory > 1 << 30
+    assert p.major >= 5 and p.multi_processor_count > 0 and rt.cuda.get_device_capability() == (p.major, p.minor)
+    assert "_CudaDeviceProperties(name=" in repr(p)
+    with pytest.raises(RuntimeError, match="does not exist"):
+        rt.cuda.set_device(rt.cuda.device_count())
+    rt.cuda.synchronize()
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"])
+def test_round_trip(dtype):
+    x = (rt.randn(7, 5) * 10).to(getattr(rt, dtype))
+    y = x.cuda()
+    assert y.device == rt.device("cuda", 0) and y.is_cuda and y.dtype is x.dtype and y.shape == x.shape
+    assert y.cuda() is y and y.to("cuda:0") is y and x.to(y) is not x
+    back = y.cpu()
+    assert back.device.type == "cpu" and rt.equal(back, x)
+    assert rt.equal(x[:, 1:4].cuda().cpu(), x[:, 1:4])  # a strided view
+
+
+@needs_gpu
+def test_repr_names_the_device():
+    assert repr(rt.tensor([1.0, 2.0]).cuda()) == "tensor([1., 2.], device='cuda:0')"
+    assert repr(rt.tensor([1, 2], dtype=rt.int32).cuda()) == "tensor([1, 2], device='cuda:0', dtype=rustytorch.int32)"
+    assert repr(rt.zeros(0, 2).cuda()) == "tensor([], device='cuda:0', size=(0, 2))"
+
+
+@needs_gpu
+def test_to_device_and_dtype_together():
+    x = rt.randn(4, 3)
+    y = x.to("cuda", rt.float16)
+    assert y.is_cuda and y.dtype is rt.float16
+    z = y.to("cpu", rt.float32)
+    close(z, x, 1e-2)
+
+
+@needs_gpu
+def test_ops_on_cuda_match_the_cpu():
+    a, b = rt.randn(64, 32), rt.randn(32, 16)
+    c = rt.randn(64, 32)
+    close((a.cuda() + c.cuda()).cpu(), a + c)
+    close((a.cuda() * 3 - c.cuda()).cpu(), a * 3 - c)
+    close((a.cuda() @ b.cuda()).cpu(), a @ b, 1e-4)
+    close(a.cuda().softmax(-1).cpu(), a.softmax(-1))
+    close(a.cuda().sum(0).cpu(), a.sum(0), 1e-4)
+
+
+@needs_gpu
+def test_gradients_flow_back_across_devices():
+    x = rt.randn(3, 4, requires_grad=True)
+    y = x.cuda()
+    assert y.grad_fn is not None and y.requires_grad
+    (y * y).sum().backward()
+    assert x.grad.device.type == "cpu"
+    close(x.grad, 2 * x)
+
+
+@needs_gpu
+def test_memory_allocated_grows_and_returns():
+    rt.cuda.synchronize()
+    before = rt.cuda.memory_allocated()
+    t = rt.empty(1 << 20, device="cuda")  # 4 MiB
+    assert rt.cuda.memory_allocated() >= before + (4 << 20)
+    assert rt.cuda.max_memory_allocated() >= rt.cuda.memory_allocated()
+    assert rt.cuda.memory_reserved() >= rt.cuda.memory_allocated()
+    del t
+    assert rt.cuda.memory_allocated() == before
+    rt.cuda.empty_cache()
+    assert rt.cuda.memory_reserved() >= rt.cuda.memory_allocated()
+    rt.cuda.reset_peak_memory_stats()
+    assert rt.cuda.max_memory_allocated() == rt.cuda.memory_allocated()
+
+
+@needs_gpu
+def test_events_time_work():
+    x = rt.randn(512, 512, device="cuda")
+    start, end = rt.cuda.Event(enable_timing=True), rt.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        x = x @ x / 512
+    end.record()
+    end.synchronize()
+    assert end.query() and start.elapsed_time(end) >= 0.0
+    with pytest.raises(RuntimeError):
+        rt.cuda.Event().elapsed_time(end)  # neither recorded nor timed
+
+
+@needs_gpu
+def test_module_moves_keep_parameters_and_train():
+    rt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    reference = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    reference.load_state_dict(model.state_dict())
+    params = list(model.parameters())
+    opt = rt.optim.SGD(model.parameters(), lr=0.1)  # made before the move, as in most scripts
+    ref_opt = rt.optim.SGD(reference.parameters(), lr=0.1)
+    assert model.cuda() is model
+    assert all(a is b and a.is_cuda and a.is_leaf for a, b in zip(model.parameters(), params))
+    x, target = rt.randn(32, 8), rt.randint(0, 3, (32,))
+    losses = []
+    for _ in range(3):
+        loss = nn.functional.cross_entropy(model(x.cuda()), target.cuda())
+        opt.zero_grad()
+        loss.backward()
+        assert all(p.grad.is_cuda for p in params)
+        opt.step()
+        losses.append(loss.item())
+        ref_loss = nn.functional.cross_entropy(reference(x), target)
+        ref_opt.zero_grad()
+        ref_loss.backward()
+        ref_opt.step()
+        assert abs(loss.item() - ref_loss.item()) < 1e-4
+    assert losses[-1] < losses[0]
+    for p, q in zip(model.parameters(), reference.parameters()):
+        close(p, q, 1e-4)
+    model.cpu()
+    assert all(a is b and a.device.type == "cpu" for a, b in zip(model.parameters(), params))
