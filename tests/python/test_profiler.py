@@ -165,6 +165,30 @@ def test_python_modules_give_module_paths_and_memory_categories(tmp_path):
     assert sum(sizes[-1]) == 0
 
 
+def test_module_list_and_dict_children_carry_the_container_name():
+    # ModuleList/ModuleDict are indexed, never called: their children's paths must still read
+    # "blocks.0.fc" (named_modules' names), whether the container was attached before or after
+    # its children were added.
+    class Net(rt.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = rt.nn.ModuleList([rt.nn.Linear(4, 4)])
+            self.heads = rt.nn.ModuleDict({"cls": rt.nn.Linear(4, 2)})
+            self.blocks.append(rt.nn.Linear(4, 4))
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x).relu()
+            return self.heads["cls"](x)
+
+    net = Net()
+    with profile(with_stack=True) as prof:
+        net(rt.randn(3, 4))
+    scopes = {e.scope for e in prof.events() if e.name in ("linear", "addmm")}
+    assert scopes == {"blocks.0", "blocks.1", "heads.cls"}
+    assert {name for name, _ in net.named_modules() if name} >= {"blocks.0", "blocks.1", "heads.cls"}
+
+
 def test_memory_categories_tagged_from_python(tmp_path):
     with profile(profile_memory=True) as prof:
         scope = rt._C._profiler.OpenMemoryCategory("parameter")

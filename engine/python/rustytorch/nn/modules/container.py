@@ -79,6 +79,8 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
+    _scope_passthrough = True  # indexed, never called: see _name_scope
+
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
@@ -139,6 +141,8 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
+    _scope_passthrough = True
+
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:

@@ -39,8 +39,23 @@ from ..._memory import memory_category
 
 def _name_scope(module, name):
     # The name a child runs under (rt::ModuleScope): "0", "fc1"; paths join as "encoder.0.fc1".
-    if module is not None:
-        module.__dict__["_scope_name"] = name
+    # Containers that are indexed rather than called (ModuleList, ModuleDict) never open a scope
+    # of their own, so their children carry the container's name: "blocks.0", as PyTorch names
+    # them in named_modules() and the C++ ModuleList does.
+    if module is None:
+        return
+    module.__dict__["_scope_name"] = name
+    if getattr(module, "_scope_passthrough", False):
+        for key, child in module._modules.items():
+            _name_scope(child, f"{name}.{key}" if name else key)
+
+
+def _child_scope(parent, name):
+    """The scope name a child added to `parent` under `name` runs under."""
+    if getattr(parent, "_scope_passthrough", False):
+        prefix = parent.__dict__.get("_scope_name", "")
+        return f"{prefix}.{name}" if prefix else name
+    return name
 
 
 def _addindent(text, num_spaces):
@@ -202,7 +217,7 @@ class Module(TensorConversions):
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         self._modules[name] = module
-        _name_scope(module, name)
+        _name_scope(module, _child_scope(self, name))
 
     register_module = add_module
 
@@ -245,13 +260,13 @@ class Module(TensorConversions):
             self._check_ready("module")
             remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
             self._modules[name] = value
-            _name_scope(value, name)
+            _name_scope(value, _child_scope(self, name))
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                 "(rt.nn.Module or None expected)")
             self._modules[name] = value
-            _name_scope(value, name)
+            _name_scope(value, _child_scope(self, name))
         elif self.__dict__.get("_buffers") is not None and name in self._buffers:
             if value is not None and not isinstance(value, rt.Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
