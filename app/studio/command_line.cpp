@@ -21,8 +21,8 @@ StudioOptions parse_command_line(int argc, char** argv) {
           ->group("Headless");
   CLI::Option* render =
       app.add_option("--render", options.render_view,
-                     "draw one view of a profiling session into a PNG without a window: timeline, memory or scalars "
-                     "(needs an OpenGL display: xvfb-run -a rtorch-studio --render ...)")
+                     "draw one view of a profiling session into a PNG without a window: timeline, memory, scalars "
+                     "or graph (the autograd graph of its latest backward, with per-op time and memory) (needs an OpenGL display: xvfb-run -a rtorch-studio --render ...)")
           ->type_name("VIEW")
           ->check(CLI::IsMember({"timeline", "memory", "scalars", "graph"}))
           ->group("Headless");

@@ -403,14 +403,15 @@ TEST_CASE("schema 2 -> 3: op statistics written without memory columns are recom
     Store store = Store::open(p);
     id = store.save_session(sample_session());
   }
-  {  // Turn the file back into what a schema-2 build wrote: OpStats without the memory columns.
+  {  // Turn the file back into what a schema-2 build wrote: OpStats without the memory columns, no graph tables.
     sqlite::Connection raw(p, false, 1000);
     for (const char* column : {"selfCpuMemory", "cpuMemory", "selfDeviceMemory", "deviceMemory"})
       raw.exec(std::string("ALTER TABLE OpStats DROP COLUMN ") + column);
+    raw.exec("DROP TABLE AutogradGraphs; DROP TABLE AutogradGraphNodes; DROP TABLE AutogradGraphEdges;");  // v4's
     raw.exec("PRAGMA user_version = 2");
   }
   Store store = Store::open(p);
-  CHECK(store.schema_version() == 3);
+  CHECK(store.schema_version() == kStoreSchemaVersion);
   const auto expected = key_averages(store.load_session(id));
   REQUIRE(std::any_of(expected.begin(), expected.end(), [](const OpStats& s) { return s.cpu_memory_bytes != 0; }));
   check_same_rows(store.top_ops(id), expected);

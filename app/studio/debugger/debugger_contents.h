@@ -7,13 +7,13 @@
 //
 // Contracts
 // - draw() reads the session's last poll (GUI thread); the session must outlive the content.
-// - GraphContent shows the session's latest graph, highlights the paused node (revealing it), and
-//   passes the node the user clicks to DebuggerSession::select_node; DebuggerContent does the same for a
-//   clicked execution-order entry.
+// - DebuggerContent passes a clicked execution-order entry to DebuggerSession::select_node. The graph
+//   panel's GraphContent is in graph_content.h.
 #pragma once
 #include <memory>
 
 #include "debugger/debugger_session.h"
+#include "debugger/graph_content.h"  // GraphContent, the graph panel's contents
 #include "imgui_host/imgui_content.h"
 #include "rt/viz/draw/debugger_view.h"
 #include "rt/viz/draw/grad_norm_chart.h"
@@ -31,19 +31,6 @@ class DebuggerContent final : public ImGuiContent {
   std::shared_ptr<DebuggerSession> session_;
   viz::draw::DebuggerView view_;
   std::shared_ptr<viz::GraphModel> labelled_;
-};
-
-class GraphContent final : public ImGuiContent {
- public:
-  explicit GraphContent(std::shared_ptr<DebuggerSession> session) : session_(std::move(session)) {}
-  void draw(ImGuiFrame& frame) override;
-  const viz::draw::GraphView& view() const { return view_; }
-  viz::draw::GraphView& view() { return view_; }
-
- private:
-  std::shared_ptr<DebuggerSession> session_;
-  viz::draw::GraphView view_;
-  std::optional<uint64_t> last_selected_;
 };
 
 class GradNormContent final : public ImGuiContent {

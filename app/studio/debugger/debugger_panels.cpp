@@ -5,6 +5,7 @@
 #include "debugger/debugger_contents.h"
 #include "debugger/debugger_session.h"
 #include "debugger/debugger_widget.h"
+#include "debugger/graph_panel_widget.h"
 #include "imgui_host/imgui_host_widget.h"
 #include "shell/panel.h"
 
@@ -15,7 +16,7 @@ class DebuggerPanel final : public StudioPanel {
  public:
   QString id() const override { return QStringLiteral("debugger"); }
   QString title() const override { return QObject::tr("Debugger"); }
-  Qt::DockWidgetArea default_area() const override { return Qt::RightDockWidgetArea; }
+  Qt::DockWidgetArea default_area() const override { return Qt::BottomDockWidgetArea; }  // wide: gradients, histograms, node list
   bool needs_opengl() const override { return true; }
   QWidget* create_widget(const PanelContext&, QWidget* parent) override {
     return new DebuggerWidget(studio_debugger_session(), parent);
@@ -29,12 +30,7 @@ class GraphPanel final : public StudioPanel {
   bool starts_visible() const override { return false; }
   bool needs_opengl() const override { return true; }
   QWidget* create_widget(const PanelContext&, QWidget* parent) override {
-    auto session = studio_debugger_session();
-    auto* host = new ImGuiHostWidget(parent);
-    host->setContent(std::make_unique<GraphContent>(session));
-    QObject::connect(session.get(), &DebuggerSession::stateChanged, host, &ImGuiHostWidget::requestFrame);
-    QObject::connect(session.get(), &DebuggerSession::graphChanged, host, &ImGuiHostWidget::requestFrame);
-    return host;
+    return new GraphPanelWidget(studio_debugger_session(), parent);
   }
 };
 

@@ -1,5 +1,6 @@
 // debugger/debugger_panels.h — the studio's gradient-debugging panels: "debugger" (toolbar, breakpoints,
-// gradient view), "graph" (the autograd graph of the last backward, paused node highlighted) and
+// gradient view), "graph" (the autograd graph of the debugger's backward with the paused node highlighted, or one a
+// profiling session kept, annotated with its time and memory: graph_panel_widget.h) and
 // "grad_norms" (per-parameter gradient norms over backward passes).
 //
 //   // app/studio/panels/builtin_panels.cpp

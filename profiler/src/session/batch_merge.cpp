@@ -48,11 +48,13 @@ void merge_batch(SessionData& into, SessionData& batch, bool keep_records) {
     into.counters.push_back(r);
   }
   into.steps.insert(into.steps.end(), batch.steps.begin(), batch.steps.end());
+  into.graphs.insert(into.graphs.end(), batch.graphs.begin(), batch.graphs.end());
 }
 
 bool batch_is_empty(const SessionData& batch) {
   return batch.threads.empty() && batch.ops.empty() && batch.gpu.empty() && batch.memory.empty() &&
-         batch.counters.empty() && batch.steps.empty() && batch.dropped_records == 0 && batch.metadata.empty() &&
+         batch.counters.empty() && batch.steps.empty() &&
+         batch.graphs.empty() && batch.dropped_records == 0 && batch.metadata.empty() &&
          batch.start_ns == 0 && batch.end_ns == 0 && batch.clock_offset_ns == 0;
 }
 

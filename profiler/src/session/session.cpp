@@ -16,6 +16,7 @@
 #include "rt/error.h"
 #include "rt/prof/cupti_collector.h"
 #include "rt/prof/session_registry.h"
+#include "session/backward_graphs.h"
 #include "session/batch_merge.h"
 #include "session/periodic_task.h"
 #include "session/store_sink.h"
@@ -82,6 +83,8 @@ struct Session::State {
     counts.memory += batch.memory.size();
     counts.counters += batch.counters.size();
     counts.steps += batch.steps.size();
+    graphs.take_first(batch.graphs);
+    counts.graphs += batch.graphs.size();
     session::merge_batch(data, batch, options.keep_in_memory);
     if (sink && !session::batch_is_empty(batch)) {
       if (batch.end_ns == 0) batch.end_ns = rt::now_ns();  // the stored session's "recorded until"
@@ -126,6 +129,7 @@ struct Session::State {
   std::unique_ptr<session::StoreSink> sink;  // written only by the flush thread, then stop()
   std::vector<SessionData> outbox;           // batches waiting for the store, oldest first
   std::unique_ptr<session::PeriodicTask> flusher;
+  session::BackwardGraphs graphs;  // Note [Graphs a session keeps]
   std::string flush_error;
   int64_t step_index = 0;
   int64_t step_start = 0;
@@ -221,8 +225,10 @@ void Session::start() {
   s.step_start = d.start_ns;
   try {
     collect::start_recording(config);
+    s.graphs.attach();
     s.flusher = std::make_unique<session::PeriodicTask>(s.options.flush_interval, [&s] { s.flush(); });
   } catch (...) {
+    s.graphs.detach();
     collect::stop_recording();
     stop_gpu();
     s.sink.reset();
@@ -238,6 +244,7 @@ void Session::stop() {
   std::unique_lock<std::mutex> lk(s.mu);
   s.require_recording("stop");
   collect::stop_recording();
+  s.graphs.detach();
   SessionData& d = s.data;
   d.end_ns = rt::now_ns();
   s.batch.steps.push_back({s.step_index, s.step_start, d.end_ns});
@@ -251,6 +258,8 @@ void Session::stop() {
     s.batch.threads.clear();
     s.batch.end_ns = d.end_ns;
   }
+  s.graphs.take_first(s.batch.graphs);
+  s.graphs.take_latest(s.batch.graphs);
   s.take_batch();
   s.phase = Phase::Stopping;
   lk.unlock();
@@ -296,6 +305,7 @@ void Session::step() {
   s.batch.steps.push_back({s.step_index, s.step_start, now});
   ++s.step_index;
   s.step_start = now;
+  s.graphs.set_step(s.step_index);
 }
 
 void Session::counter(std::string_view name, double value) {
@@ -316,7 +326,10 @@ SessionData Session::snapshot() const {
   }
   SessionData copy = s.data;
   if (s.phase == Phase::Recording) {
-    if (s.options.keep_in_memory) copy.steps.push_back({s.step_index, s.step_start, rt::now_ns()});
+    if (s.options.keep_in_memory) {
+      copy.steps.push_back({s.step_index, s.step_start, rt::now_ns()});
+      if (auto latest = s.graphs.peek_latest()) copy.graphs.push_back(std::move(*latest));
+    }
     sort_records(copy);
   }
   return copy;

@@ -118,10 +118,30 @@ ALTER TABLE OpStats ADD COLUMN selfDeviceMemory INTEGER;
 ALTER TABLE OpStats ADD COLUMN deviceMemory INTEGER;
 )sql";
 
+// Autograd graphs a session captured (Note [Graphs a session keeps]): one AutogradGraphs row per graph,
+// its nodes and edges in snapshot order. Row ids follow Note [Row ids], so a session's graphs load with
+// a primary-key range scan and each graph's rows are contiguous.
+constexpr const char* kV4 = R"sql(
+CREATE TABLE AutogradGraphs (
+  id INTEGER PRIMARY KEY, sessionId INTEGER NOT NULL, timestamp INTEGER NOT NULL, step INTEGER NOT NULL,
+  backwardIndex INTEGER NOT NULL, threadId INTEGER, nodeCount INTEGER NOT NULL, edgeCount INTEGER NOT NULL
+);
+CREATE TABLE AutogradGraphNodes (
+  id INTEGER PRIMARY KEY, sessionId INTEGER NOT NULL, graphId INTEGER NOT NULL, nodeId INTEGER NOT NULL,
+  nameId INTEGER, sequenceNr INTEGER NOT NULL, forwardOpId INTEGER, moduleId INTEGER,
+  outputShapes TEXT NOT NULL, isLeaf INTEGER NOT NULL, leafShape TEXT
+);
+CREATE TABLE AutogradGraphEdges (
+  id INTEGER PRIMARY KEY, sessionId INTEGER NOT NULL, graphId INTEGER NOT NULL, fromNode INTEGER NOT NULL,
+  toNode INTEGER NOT NULL, inputNr INTEGER NOT NULL, shape TEXT NOT NULL
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, strings, threads, ops, CUPTI activity, memory, counters, steps", kV1},
     {2, "Sessions.droppedRecords, GraphSnapshots, OpStats", kV2},
     {3, "OpStats memory columns", kV3},
+    {4, "AutogradGraphs, AutogradGraphNodes, AutogradGraphEdges", kV4},
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion, "one migration step per schema version");
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "rt/prof/store.h"
+#include "store/graph_rows.h"
 #include "store/schema.h"
 #include "store/session_rows.h"
 #include "store/sqlite_connection.h"
@@ -174,6 +175,7 @@ SessionData read_session(sqlite::Connection& db, int64_t id) {
     auto st = range_query(db, "SELECT step, start, end FROM Steps WHERE id >= ?1 AND id < ?2", id);
     while (st.step()) d.steps.push_back({st.int64(0), st.int64(1), st.int64(2)});
   }
+  read_graphs(db, id, d);
   return d;
 }
 

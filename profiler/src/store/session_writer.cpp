@@ -2,9 +2,11 @@
 #include <array>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "rt/prof/store.h"
+#include "store/graph_rows.h"
 #include "store/schema.h"
 #include "store/session_rows.h"
 #include "store/sqlite_connection.h"
@@ -51,6 +53,7 @@ struct SessionWriter::Impl {
     insert_memory = sqlite::Statement(db, "INSERT INTO MemoryEvents VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
     insert_counter = sqlite::Statement(db, "INSERT INTO Counters VALUES (?1,?2,?3,?4,?5)");
     insert_step = sqlite::Statement(db, "INSERT INTO Steps VALUES (?1,?2,?3,?4,?5)");
+    graph_rows.emplace(db);
     session_strings.emplace(std::string(), 0);
   }
 
@@ -67,7 +70,10 @@ struct SessionWriter::Impl {
                                    session, id, remap.size()));
     uint32_t& slot = remap[id];
     if (slot != kUnmapped) return slot;
-    const std::string& s = source->at(id);
+    return slot = intern(source->at(id));
+  }
+  // The session's id for `s`, writing it the first time.
+  uint32_t intern(const std::string& s) {
     auto it = session_strings.find(s);
     if (it == session_strings.end()) {
       const auto local = uint32_t(session_strings.size());
@@ -76,7 +82,7 @@ struct SessionWriter::Impl {
       insert_string.bind(2, std::string_view(it->first));
       insert_string.run();
     }
-    return slot = it->second;
+    return it->second;
   }
 
   void see_time(int64_t start, int64_t end) {
@@ -190,6 +196,11 @@ struct SessionWriter::Impl {
     }
   }
 
+  void write(std::span<const GraphRecord> rows) {
+    for (const GraphRecord& r : rows)
+      graph_rows->write(r, session, graph_counters, [this](const std::string& s) { return intern(s); });
+  }
+
   void write_header(const SessionData& d) {
     sqlite::Statement st(db,
         "UPDATE Sessions SET start = CASE WHEN start = 0 THEN ?1 ELSE start END, end = max(end, ?2), "
@@ -245,6 +256,8 @@ struct SessionWriter::Impl {
   const StringTable* source = nullptr;
   std::vector<uint32_t> remap;
   int64_t n_threads = 0, n_ops = 0, n_gpu = 0, n_memory = 0, n_counters = 0, n_steps = 0;
+  GraphRowCounters graph_counters;
+  std::optional<GraphRowWriter> graph_rows;
   int64_t min_start = std::numeric_limits<int64_t>::max();
   int64_t max_end = std::numeric_limits<int64_t>::min();
   sqlite::Statement insert_string, insert_thread, insert_op, insert_memory, insert_counter, insert_step;
@@ -279,6 +292,7 @@ void SessionWriter::append(const SessionData& delta) {
   impl_->write(std::span(delta.memory));
   impl_->write(std::span(delta.counters));
   impl_->write(std::span(delta.steps));
+  impl_->write(std::span(delta.graphs));
   impl_->write_header(delta);
   tx.commit();
 }
@@ -307,6 +321,11 @@ void SessionWriter::append_counters(std::span<const CounterRecord> rows, const S
 void SessionWriter::append_steps(std::span<const StepRecord> rows) {
   require_open(impl_ != nullptr, finished_, id_, "append_steps");
   impl_->append_rows<StepRecord>(rows, nullptr);
+}
+
+void SessionWriter::append_graphs(std::span<const GraphRecord> rows) {
+  require_open(impl_ != nullptr, finished_, id_, "append_graphs");
+  impl_->append_rows<GraphRecord>(rows, nullptr);
 }
 
 void SessionWriter::add_dropped_records(uint64_t n) {

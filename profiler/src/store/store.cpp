@@ -18,7 +18,8 @@ namespace {
 constexpr const char* kSessionTables[] = {
     "StringIds", "Threads", "Ops", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
     "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME",
-    "CUPTI_ACTIVITY_KIND_DRIVER", "MemoryEvents", "Counters", "Steps"};
+    "CUPTI_ACTIVITY_KIND_DRIVER", "MemoryEvents", "Counters", "Steps",
+    "AutogradGraphs", "AutogradGraphNodes", "AutogradGraphEdges"};
 constexpr const char* kGpuTables[] = {
     "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"};

@@ -180,7 +180,7 @@ def make_store(tmp_path):
     return store
 
 
-@pytest.mark.parametrize("view", ["timeline", "memory", "scalars"])
+@pytest.mark.parametrize("view", ["timeline", "memory", "scalars", "graph"])
 def test_render_draws_a_stored_session_into_a_png(tmp_path, view):
     store = make_store(tmp_path)
     png = tmp_path / f"{view}.png"
@@ -201,15 +201,62 @@ def test_render_errors_name_the_problem(tmp_path):
                         str(tmp_path / "m.png")], capture_output=True, text=True, timeout=180, env=env)
     assert r.returncode == 2
     assert "rtorch trace list" in r.stderr
-    r = run(["--render", "graph", "--session", str(store), "--output", str(tmp_path / "g.png")])
+    r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", "graph", "--trace", str(tmp_path / "t.json"),
+                        "--output", str(tmp_path / "g.png")], capture_output=True, text=True, timeout=180, env=env)
     assert r.returncode == 2
-    assert "Graph panel" in r.stderr
+    assert "traces keep no autograd graph" in r.stderr
+    no_backward = tmp_path / "forward_only.py"
+    no_backward.write_text("import rustytorch as rt\n"
+                           "with rt.profiler.profile(store=%r):\n"
+                           "    (rt.ones(3, requires_grad=True) * 2).sum()\n" % str(store))
+    rtorch = os.path.join(os.path.dirname(STUDIO), "rtorch")
+    assert subprocess.run([rtorch, "run", str(no_backward)], capture_output=True, timeout=120).returncode == 0
+    r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", "graph", "--session", str(store), "--output",
+                        str(tmp_path / "g.png")], capture_output=True, text=True, timeout=180, env=env)
+    assert r.returncode == 2
+    assert "has no autograd graph: no backward ran while it recorded" in r.stderr
     r = run(["--render", "timeline", "--output", str(tmp_path / "t.png")])
     assert r.returncode == 2
     assert "--session" in r.stderr
 
 
 ARTIFACTS = os.path.join(os.environ.get("RT_BUILD_DIR", os.path.dirname(os.path.dirname(STUDIO))), "test-artifacts")
+
+
+# Modules (clusters) and backward nodes each sample's stored graph must have.
+SAMPLE_GRAPHS = {
+    "digits_cnn": ({"features.0", "features.4", "classifier.2"},
+                   {"ConvolutionBackward0", "MaxPool2DWithIndicesBackward0", "AddmmBackward0", "AccumulateGrad"}),
+    "char_transformer": ({"tok", "pos", "0.attn.qkv", "1.mlp.0", "head"},
+                         {"EmbeddingBackward0", "SoftmaxBackward0", "AccumulateGrad"}),
+}
+
+
+def check_rendered_graph(store, stdout, sample):
+    """The store kept the first and the latest backward's graph, with the sample's modules and ops; the render
+    drew the latest, with every op but the AccumulateGrad leaves annotated from the session's records."""
+    import re
+    import sqlite3
+    db = sqlite3.connect(str(store))
+    graphs = db.execute("SELECT id, backwardIndex, nodeCount FROM AutogradGraphs ORDER BY id").fetchall()
+    assert len(graphs) == 2 and graphs[0][1] == 0 and graphs[1][1] > 0, graphs
+    latest, index, count = graphs[1]
+    rows = db.execute("SELECT s.value, m.value, n.isLeaf FROM AutogradGraphNodes n JOIN StringIds s ON s.id = n.nameId "
+                      "LEFT JOIN StringIds m ON m.id = n.moduleId WHERE n.graphId = ?", (latest,)).fetchall()
+    assert len(rows) == count
+    modules, names = SAMPLE_GRAPHS[sample]
+    assert names <= {name for name, _, _ in rows}, sorted({name for name, _, _ in rows})
+    # A path may carry a prefix the sample's Python ModuleList leaves out today ("0.attn.qkv" for
+    # named_modules()' "blocks.0.attn.qkv"): match whole trailing components.
+    recorded = {module for _, module, _ in rows if module}
+    for want in modules:
+        assert any(m == want or m.endswith("." + want) for m in recorded), (want, sorted(recorded))
+    leaves = sum(leaf for _, _, leaf in rows)
+    m = re.search(r"the graph of backward #(\d+) \(the latest of 2 kept\), (\d+) ops, (\d+) nodes shown, "
+                  r"(\d+) ops with time and memory", stdout)
+    assert m, stdout
+    assert (int(m[1]), int(m[2]), int(m[4])) == (index, count, count - leaves), stdout
+    assert 5 < int(m[3]) <= 60
 
 
 @pytest.mark.parametrize("sample", ["digits_cnn", "char_transformer"])
@@ -222,12 +269,14 @@ def test_render_every_view_of_a_profiled_sample(tmp_path, sample):
                        capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="2"))
     assert r.returncode == 0, r.stdout + r.stderr
     os.makedirs(ARTIFACTS, exist_ok=True)
-    for view in ("timeline", "memory", "scalars"):
+    for view in ("timeline", "memory", "scalars", "graph"):
         png = os.path.join(ARTIFACTS, f"render-{sample}-{view}.png")
         r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", view, "--session", str(store), "--output", png,
                             "--size", "1400x700"], capture_output=True, text=True, timeout=180,
                            env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
         assert r.returncode == 0, r.stdout + r.stderr
+        if view == "graph":
+            check_rendered_graph(store, r.stdout, sample)
         from PIL import Image
         image = Image.open(png).convert("RGB")
         assert image.size == (1400, 700)

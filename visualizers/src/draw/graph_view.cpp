@@ -41,6 +41,23 @@ std::string format_bytes_short(int64_t b) {
   return fmt::format("{} B", b);
 }
 
+// "0.41 ms · 48.0 KiB": what the profiler measured for a node (forward + backward time, forward memory).
+std::string cost_text(const OpCost& c) {
+  if (c.forward_calls + c.backward_calls == 0) return {};
+  std::string s = format_duration(c.total_ns());
+  if (c.bytes > 0) s += " · " + format_bytes_short(c.bytes);
+  return s;
+}
+
+// Annotated graphs show each node's cost after its output shapes, so a picture without a mouse shows it too.
+void add_costs(VisibleGraph& g, const GraphAnnotations& costs) {
+  for (VisibleNode& n : g.nodes) {
+    const std::string c = cost_text(costs.node(n));
+    if (!c.empty()) n.subtitle = n.subtitle.empty() ? c : n.subtitle + "  ·  " + c;
+  }
+  g.key += "|costs";
+}
+
 }  // namespace
 
 GraphView::GraphView() : layouter_(std::make_unique<GraphLayouter>(measure_text)) {}
@@ -66,6 +83,7 @@ void GraphView::set_graph(std::shared_ptr<GraphModel> model) {
 
 void GraphView::set_annotations(std::shared_ptr<const GraphAnnotations> annotations) {
   annotations_ = std::move(annotations);
+  request_layout();
 }
 
 void GraphView::set_highlight(std::optional<uint64_t> graph_id) {
@@ -119,7 +137,9 @@ void GraphView::collapse(int cluster) {
 
 void GraphView::fit() {
   if (!layout_) return;
-  const Size screen{double(canvas_max_.x - canvas_min_.x), double(canvas_max_.y - canvas_min_.y)};
+  // The strip at the bottom holds the key to the node colors: the fitted graph stays above it.
+  const double key_strip = font_size_ > 0 ? double(font_size_) * 1.2 + 14.0 : 0.0;
+  const Size screen{double(canvas_max_.x - canvas_min_.x), std::max(1.0, double(canvas_max_.y - canvas_min_.y) - key_strip)};
   viewport_.fit(layout_->bounds, screen);
   // Small graphs stay at their natural size (crisp text) instead of being blown up, centred.
   if (viewport_.scale() > 1.0) viewport_.zoom_about({screen.w / 2, screen.h / 2}, 1.0 / viewport_.scale());
@@ -127,7 +147,9 @@ void GraphView::fit() {
 
 void GraphView::request_layout() {
   if (!model_ || model_->empty()) return;
-  auto visible = std::make_shared<const VisibleGraph>(model_->visible_graph());
+  auto built = std::make_shared<VisibleGraph>(model_->visible_graph());
+  if (annotations_ && annotations_->matched_ops() > 0) add_costs(*built, *annotations_);
+  std::shared_ptr<const VisibleGraph> visible = std::move(built);
   if (requested_ && requested_->key == visible->key && pending_) return;
   if (shown_ && shown_->key == visible->key && layout_ && !pending_) {
     highlight_ = highlight_id_ ? model_->highlight(*highlight_id_, *shown_) : GraphHighlight{};
@@ -165,6 +187,13 @@ void GraphView::poll_layout() {
   if (needs_fit_ || !user_moved_) {
     fit();
     needs_fit_ = false;
+    // The paused node of a graph too large to read when fitted: show it at a readable zoom instead.
+    constexpr double kReadable = 0.9;
+    if (highlight_.node >= 0 && viewport_.scale() < kReadable) {
+      const Size canvas{double(canvas_max_.x - canvas_min_.x), double(canvas_max_.y - canvas_min_.y)};
+      viewport_.zoom_about({canvas.w / 2, canvas.h / 2}, kReadable / viewport_.scale());
+      viewport_.center_on(layout_->nodes[size_t(highlight_.node)].center(), {canvas.w / 2, canvas.h / 2});
+    }
   }
 }
 

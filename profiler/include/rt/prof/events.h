@@ -15,12 +15,17 @@
 //   autograd created for it (-1 when none), exactly as PyTorch's profiler does ("Sequence number").
 // - Ops on one thread nest strictly: a child starts at or after its parent's start and ends at
 //   or before its parent's end; `depth` is 0 for ops called from user code.
+// - `graphs` are autograd graphs captured when a backward ran during the session (a Session keeps the
+//   first and the latest; see Note [Graphs a session keeps] in session.h). Their nodes' sequence_nr match
+//   the OpRecords of that forward and backward, which is how views annotate them with time and memory.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "rt/autograd/graph_snapshot.h"
 
 namespace rt::prof {
 
@@ -119,6 +124,15 @@ struct StepRecord {
   int64_t end_ns = 0;
 };
 
+// The autograd graph of one backward call, captured before its first node ran.
+struct GraphRecord {
+  int64_t time_ns = 0;          // when the backward's first node was about to run
+  int64_t step = -1;            // the session's step it ran in (StepRecord::step); -1 when not known
+  uint64_t backward_index = 0;  // which backward of the session: 0 for the first
+  uint64_t thread = 0;          // the engine thread that ran it (ThreadRecord::thread)
+  autograd::GraphSnapshot graph;
+};
+
 // Everything one session recorded.
 struct SessionData {
   std::string name;
@@ -134,6 +148,7 @@ struct SessionData {
   std::vector<MemoryRecord> memory;
   std::vector<CounterRecord> counters;
   std::vector<StepRecord> steps;
+  std::vector<GraphRecord> graphs;  // by backward_index
   std::unordered_map<std::string, std::string> metadata;  // "device": "cpu", "rt_version"...
 };
 

@@ -27,6 +27,13 @@
 //   window, on every thread; backward nodes (OpKind::BackwardNode, sequence_nr = the node's,
 //   so they link to the forward op with the same sequence_nr); user ranges; allocator events
 //   (profile_memory); counters; steps. Ops still running at stop() are not recorded.
+// - Autograd graphs: each backward call that runs while the session records has its graph captured
+//   (rt::autograd::snapshot_graph of its roots: op names, output shapes, module paths, sequence
+//   numbers) before its first node runs; the session keeps the first backward's graph and the latest
+//   one (SessionData::graphs, at most two; Note [Graphs a session keeps] in
+//   profiler/src/session/backward_graphs.h). The first reaches the store with the next flush, the
+//   latest at stop() (an interrupted capture keeps only the first); snapshot() includes the latest so
+//   far.
 // - Ops of one thread nest strictly; `depth` counts the recorded ranges (ops, nodes, user
 //   ranges) enclosing an op. data() and snapshot() list ops by start time (ties: outer first),
 //   memory events and counters by time.
@@ -104,6 +111,7 @@ struct RecordCounts {
   uint64_t memory = 0;
   uint64_t counters = 0;
   uint64_t steps = 0;
+  uint64_t graphs = 0;  // autograd graphs kept: at most 2 (the first and the latest backward's)
 };
 
 class Session {

@@ -22,6 +22,9 @@
 //   may bring its own StringTable (or reuse one that only grows).
 // - Session header fields of a delta: a non-zero start_ns/clock_offset_ns sets the session's,
 //   end_ns extends it, dropped_records is added, metadata is merged; name/complete are ignored.
+// - Autograd graphs (SessionData::graphs) are written whole by append()/append_graphs() into the
+//   AutogradGraphs, AutogradGraphNodes and AutogradGraphEdges tables (schema 4) and read back by
+//   load_session, in the order written; a malformed graph row throws StoreError naming the store.
 // - A Store is safe to share between threads (one mutex); a SessionWriter belongs to one thread.
 #pragma once
 #include <cstdint>
@@ -46,7 +49,7 @@ class StoreError : public rt::Error {
   using rt::Error::Error;
 };
 
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 struct StoreOptions {
   int busy_timeout_ms = 5000;  // how long to wait for another connection's lock before failing
@@ -66,6 +69,8 @@ struct SessionInfo {
   int64_t memory_count = 0;
 };
 
+// A graph in a tool's own format (the GraphSnapshots table). The autograd graphs a Session captures
+// are GraphRecords (events.h), stored in their own tables and loaded with the session.
 struct GraphSnapshot {
   int64_t step = -1;       // -1: not tied to a step
   int64_t time_ns = 0;
@@ -91,6 +96,8 @@ class SessionWriter {
   void append_memory(std::span<const MemoryRecord> memory, const StringTable& strings);
   void append_counters(std::span<const CounterRecord> counters, const StringTable& strings);
   void append_steps(std::span<const StepRecord> steps);
+  // Autograd graphs (AutogradGraphs, AutogradGraphNodes, AutogradGraphEdges); each one is written whole.
+  void append_graphs(std::span<const GraphRecord> graphs);
   void add_dropped_records(uint64_t n);
   void write_graph_snapshot(const GraphSnapshot& snapshot);
 

@@ -18,9 +18,13 @@
 //   the graph, a click selects a node (selected_node()), a click on an expanded cluster's title collapses
 //   it, a click on a collapsed cluster expands it. New layouts are fitted to the view until the user
 //   pans or zooms (F or Fit fits again and resumes that). Fitting never magnifies beyond 1:1.
+// - Annotations (set_annotations, a profiling session's time and memory per op) show on every node that
+//   matched a record, after its output shapes ("[32, 64]  ·  0.41 ms · 48.0 KiB": forward + backward time,
+//   forward memory; a collapsed module shows its ops' sums), and in full in its tooltip.
 // - set_highlight(id) reveals the op with that graph id (or highlights the collapsed cluster hiding it
 //   when revealing would pass the node limit) and scrolls it into view once its layout is ready; the
-//   node gets a bright outline and its edges are drawn bright.
+//   node gets a bright outline and its edges are drawn bright. When the fitted graph would be drawn too small
+//   to read (below 0.9:1), a new layout with a highlighted node is shown at 0.9:1 centred on that node instead.
 // - draw() needs the ImGui context current (it measures text with ImGui::CalcTextSize). Not thread-safe.
 #pragma once
 #include <imgui.h>
