@@ -9,7 +9,7 @@ PACKAGES=(
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch python3-nbformat
   catch2
   qt6-base-dev libqt6opengl6-dev libqscintilla2-qt6-dev libimgui-dev libgraphviz-dev
-  xvfb xauth libgl1-mesa-dri python3-matplotlib python3-pil
+  xvfb xauth libgl1-mesa-dri fonts-dejavu-core python3-matplotlib python3-pil
 )
 
 missing=()

@@ -8,14 +8,17 @@
 #include <QtGlobal>
 
 #include <algorithm>
+#include <utility>
 
 namespace rt::studio {
 
 namespace {
 
+// No background: submit_frame clears the framebuffer to the window background color already, and a second
+// full-window quad costs a software rasteriser (Mesa's llvmpipe) as much as everything a view draws.
 constexpr ImGuiWindowFlags kHostWindowFlags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                               ImGuiWindowFlags_NoSavedSettings |
-                                              ImGuiWindowFlags_NoBringToFrontOnFocus;
+                                              ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;
 
 }  // namespace
 
@@ -61,6 +64,17 @@ void ImGuiCanvas::set_scale(float scale) {
   if (scale == scale_ && !fonts_dirty_) return;
   scale_ = scale;
   fonts_dirty_ = true;
+  rebuild_fonts_if_attached();
+}
+
+void ImGuiCanvas::set_font_file(std::string path) {
+  if (path == font_file_ && !fonts_dirty_) return;
+  font_file_ = std::move(path);
+  fonts_dirty_ = true;
+  rebuild_fonts_if_attached();
+}
+
+void ImGuiCanvas::rebuild_fonts_if_attached() {
   if (!attached_) return;
   ImGuiContextScope scope(context_);
   rebuild_fonts_and_style();
@@ -71,9 +85,9 @@ void ImGuiCanvas::set_scale(float scale) {
 void ImGuiCanvas::rebuild_fonts_and_style() {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  ImFontConfig config;
-  config.SizePixels = kBaseFontPixels * scale_;
-  io.Fonts->AddFontDefault(&config);
+  font_ = add_ui_font(*io.Fonts, scale_, font_file_);
+  if (!font_.problem.empty() && font_.problem != warned_problem_) qWarning("%s", font_.problem.c_str());
+  warned_problem_ = font_.problem;
   ImGuiStyle style;
   ImGui::StyleColorsDark(&style);
   style.ScaleAllSizes(scale_);
@@ -82,7 +96,14 @@ void ImGuiCanvas::rebuild_fonts_and_style() {
 }
 
 FrameResult ImGuiCanvas::render(ImGuiContent* content, ImVec2 size, double delta_seconds, std::uint64_t frame_index) {
-  if (!attached_) throw ImGuiHostError("ImGuiCanvas::render: no OpenGL context is attached");
+  FrameResult result = build_frame(content, size, delta_seconds, frame_index);
+  submit_frame();
+  return result;
+}
+
+FrameResult ImGuiCanvas::build_frame(ImGuiContent* content, ImVec2 size, double delta_seconds,
+                                     std::uint64_t frame_index) {
+  if (!attached_) throw ImGuiHostError("ImGuiCanvas::build_frame: no OpenGL context is attached");
   ImGuiContextScope scope(context_);
   if (fonts_dirty_) {
     rebuild_fonts_and_style();
@@ -110,7 +131,16 @@ FrameResult ImGuiCanvas::render(ImGuiContent* content, ImVec2 size, double delta
   result.cursor = ImGui::GetMouseCursor();
   result.another_frame_requested = frame.another_frame_requested();
   ImGui::Render();
+  frame_built_ = true;
+  return result;
+}
 
+void ImGuiCanvas::submit_frame() {
+  if (!attached_) throw ImGuiHostError("ImGuiCanvas::submit_frame: no OpenGL context is attached");
+  if (!frame_built_) throw ImGuiHostError("ImGuiCanvas::submit_frame: no frame was built (call build_frame first)");
+  ImGuiContextScope scope(context_);
+  frame_built_ = false;
+  const ImGuiIO& io = ImGui::GetIO();
   QOpenGLFunctions* gl = QOpenGLContext::currentContext()->functions();
   const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   gl->glDisable(GL_SCISSOR_TEST);
@@ -118,7 +148,6 @@ FrameResult ImGuiCanvas::render(ImGuiContent* content, ImVec2 size, double delta
   gl->glClearColor(background.x, background.y, background.z, 1.0f);
   gl->glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-  return result;
 }
 
 void ImGuiCanvas::draw_content(ImGuiContent* content, ImGuiFrame& frame, FrameResult& result) {

@@ -69,6 +69,7 @@ QImage render_to_image(ImGuiContent& content, const OffscreenRenderOptions& opti
   {
     ImGuiCanvas canvas;
     canvas.set_scale(static_cast<float>(options.scale));
+    canvas.set_font_file(options.font_file);
     canvas.attach_gl(gl_support(context));  // throws with the reason when the context is unusable
     {
       QOpenGLFramebufferObject fbo(size);

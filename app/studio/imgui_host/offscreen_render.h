@@ -20,7 +20,10 @@
 #include <QImage>
 #include <QSize>
 
+#include <string>
+
 #include "imgui_host/imgui_content.h"
+#include "imgui_host/ui_font.h"
 
 namespace rt::studio {
 
@@ -29,6 +32,7 @@ struct OffscreenRenderOptions {
   double scale = 1.0;    // device pixels per logical pixel (> 0)
   int frames = 3;        // >= 1
   double frame_seconds = 1.0 / 60.0;  // ImGuiFrame::delta_seconds of every frame
+  std::string font_file = kDefaultUiFontPath;  // see ImGuiCanvas::set_font_file (empty: the built-in font)
 };
 
 QImage render_to_image(ImGuiContent& content, const OffscreenRenderOptions& options);

@@ -17,6 +17,8 @@
 #include <QTime>
 #include <QToolBar>
 
+#include <algorithm>
+
 #include "kernel/qt/kernel_client.h"
 #include "notebook/notebook_document.h"
 #include "notebook_view/notebook_view.h"
@@ -30,7 +32,9 @@ namespace {
 
 const char* const kGeometryKey = "window/geometry";
 const char* const kStateKey = "window/state";
-constexpr int kLayoutVersion = 1;  // bump when dock ids change meaning
+// Bump when dock ids change meaning or the default layout changes enough that saved layouts should give way to it
+// (2: one tab group per dock area).
+constexpr int kLayoutVersion = 2;
 constexpr int kMessageMs = 8000;
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
@@ -116,12 +120,36 @@ void MainWindow::create_panels(const PanelRegistry& panels) {
     docks_.push_back(dock);
   }
   if (docks_.empty()) panels_menu_->addAction(tr("(no panels registered)"))->setEnabled(false);
-  // Give the notebook most of the width the first time.
-  std::vector<QDockWidget*> right;
-  std::vector<int> widths;
+  arrange_default_layout();
+}
+
+// Note [Default dock layout]
+// Panels side by side in one area each get a slice too narrow or too short to use at the default window size:
+// the debugger (breakpoints, a gradient table and the execution order, about 1,400 px wide) was squeezed under
+// the variables, the timeline and memory charts shared 640 px. So each area is one tabbed dock the first time,
+// and every panel in it gets the whole area: the notebook in the middle, the variables (and the graph) on the
+// right, the timeline, memory, scalars, gradient norms and debugger as tabs across the bottom. Dragging a tab out
+// splits the area as before, and the saved layout keeps whatever the user arranged.
+void MainWindow::arrange_default_layout() {
+  for (Qt::DockWidgetArea area : {Qt::LeftDockWidgetArea, Qt::RightDockWidgetArea, Qt::TopDockWidgetArea,
+                                  Qt::BottomDockWidgetArea}) {
+    std::vector<QDockWidget*> group;
+    for (QDockWidget* dock : docks_)
+      if (dockWidgetArea(dock) == area) group.push_back(dock);
+    if (group.empty()) continue;
+    for (std::size_t i = 1; i < group.size(); ++i) tabifyDockWidget(group.front(), group[i]);
+    const auto shown = std::find_if(group.begin(), group.end(), [](QDockWidget* d) { return !d->isHidden(); });
+    if (shown != group.end()) (*shown)->raise();
+  }
+  // The notebook keeps most of the width; the bottom panels get about a third of the default height.
+  if (QDockWidget* right = first_dock_in(Qt::RightDockWidgetArea)) resizeDocks({right}, {560}, Qt::Horizontal);
+  if (QDockWidget* bottom = first_dock_in(Qt::BottomDockWidgetArea)) resizeDocks({bottom}, {300}, Qt::Vertical);
+}
+
+QDockWidget* MainWindow::first_dock_in(Qt::DockWidgetArea area) const {
   for (QDockWidget* dock : docks_)
-    if (dockWidgetArea(dock) == Qt::RightDockWidgetArea) right.push_back(dock), widths.push_back(560);
-  if (!right.empty()) resizeDocks({right.begin(), right.end()}, {widths.begin(), widths.end()}, Qt::Horizontal);
+    if (dockWidgetArea(dock) == area) return dock;
+  return nullptr;
 }
 
 QDockWidget* MainWindow::panel_dock(const QString& id) const {

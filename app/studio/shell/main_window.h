@@ -24,7 +24,8 @@
 //   from a fresh namespace, as with Jupyter's one kernel per notebook.
 // - Each registered panel becomes a QDockWidget with objectName == the panel's id; the window layout
 //   (geometry, dock positions and visibility) is saved to QSettings ("window/geometry", "window/state") when the
-//   window closes and restored when it is created.
+//   window closes and restored when it is created. Without a saved layout, each dock area holds its panels as
+//   the tabs of one dock, in registration order, the first visible one in front (Note [Default dock layout]).
 // - Menu entries for keys the notebook handles itself (Shift+Enter, A, B, D,D, I,I, ...) show the key as a hint
 //   only, so they never steal keys from a cell editor; application keys (Ctrl+S, Ctrl+O, ...) are real shortcuts.
 #pragma once
@@ -94,6 +95,8 @@ class MainWindow : public QMainWindow {
  private:
   // [Panels]
   void create_panels(const PanelRegistry& panels);
+  void arrange_default_layout();
+  QDockWidget* first_dock_in(Qt::DockWidgetArea area) const;
   // [Menus]
   void create_actions();
   QAction* add_action(QMenu* menu, const QString& name, const QString& text, const QKeySequence& shortcut = {});

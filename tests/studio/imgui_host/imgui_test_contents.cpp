@@ -14,6 +14,7 @@ namespace rt::studio::test {
 void ShapesContent::draw(ImGuiFrame& frame) {
   ++frames;
   font_size = ImGui::GetFontSize();
+  font_name = ImGui::GetFont()->GetDebugName();
   scale = frame.scale();
   size = frame.size();
   ImDrawList* list = ImGui::GetWindowDrawList();
@@ -31,7 +32,7 @@ QRect ShapesContent::rect_device_pixels(double scale) {
 }
 
 QRect ShapesContent::text_band_device_pixels(double scale) {
-  return QRect(QPoint(int(20 * scale), int(100 * scale)), QPoint(int(260 * scale), int(114 * scale)));
+  return QRect(QPoint(int(20 * scale), int(100 * scale)), QPoint(int(260 * scale), int(117 * scale)));
 }
 
 void InteractiveContent::draw(ImGuiFrame& frame) {

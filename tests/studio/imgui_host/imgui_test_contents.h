@@ -25,7 +25,7 @@
 namespace rt::studio::test {
 
 // A filled rectangle of `color` at (20,20)-(120,80) logical pixels, a white text line below it, and a green
-// circle; records the frames it drew and the font size it saw.
+// circle; records the frames it drew and the font it saw (size, and ImFont::GetDebugName: "DejaVuSans.ttf, 14px").
 class ShapesContent final : public ImGuiContent {
  public:
   static constexpr const char* kText = "RustyTorch++ ImGui host";
@@ -36,6 +36,7 @@ class ShapesContent final : public ImGuiContent {
 
   int frames = 0;
   float font_size = 0.0f;
+  std::string font_name;
   float scale = 0.0f;
   ImVec2 size{};
 

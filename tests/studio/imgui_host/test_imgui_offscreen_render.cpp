@@ -1,6 +1,7 @@
 // render_to_image on a real X server (run under `xvfb-run -a`): a content drawn without any window, at scale 1
 // and 2, saved as <build>/test-artifacts/imgui-offscreen-render*.png and checked pixel by pixel; bad options and
 // a failing content throw with the reason; the caller's OpenGL and ImGui contexts are left as they were.
+#include <QFile>
 #include <QGuiApplication>
 #include <QOffscreenSurface>
 #include <QOpenGLContext>
@@ -36,8 +37,9 @@ class ImGuiOffscreenRenderTest : public QObject {
     QCOMPARE(count_color(image, rect.adjusted(-1, -1, 1, 1), QColor(230, 40, 20)), rect.width() * rect.height());
     QCOMPARE(image.pixelColor(0, 0), QColor(15, 15, 15));
     QCOMPARE(image.pixelColor(200, 50), QColor(40, 200, 60));
+    // DejaVu's antialiased strokes: about 150 pixels brighter than 200 (ProggyClean had more).
     const int glyphs = count_bright(image, ShapesContent::text_band_device_pixels(1.0));
-    QVERIFY2(glyphs > 150, qPrintable(QString::number(glyphs)));
+    QVERIFY2(glyphs > 100, qPrintable(QString::number(glyphs)));
     QCOMPARE(count_bright(image, QRect(0, 130, 320, 30)), 0);  // nothing below the text line
   }
 
@@ -49,7 +51,8 @@ class ImGuiOffscreenRenderTest : public QObject {
     const QImage image = render_to_image(shapes, options);
     QCOMPARE(image.size(), QSize(640, 320));
     QCOMPARE(image.devicePixelRatio(), 2.0);
-    QCOMPARE(shapes.font_size, 2.0f * ImGuiCanvas::kBaseFontPixels);
+    QCOMPARE(shapes.font_size, 2.0f * kUiFontPixels);
+    QCOMPARE(QString::fromStdString(shapes.font_name), QStringLiteral("DejaVuSans.ttf, 28px"));
     QCOMPARE(shapes.size.x, 640.0f);
     QVERIFY(image.save(artifacts_dir() + "/imgui-offscreen-render@2x.png", "PNG"));
     const QRect rect = ShapesContent::rect_device_pixels(2.0);
@@ -61,6 +64,35 @@ class ImGuiOffscreenRenderTest : public QObject {
     const int small_glyphs = count_bright(render_to_image(small, one), ShapesContent::text_band_device_pixels(1.0));
     const int big_glyphs = count_bright(image, ShapesContent::text_band_device_pixels(2.0));
     QVERIFY2(big_glyphs > 3 * small_glyphs, qPrintable(QString("%1 vs %2").arg(big_glyphs).arg(small_glyphs)));
+  }
+
+  void draws_with_dejavu_sans_or_the_built_in_font() {
+    QVERIFY2(QFile::exists(kDefaultUiFontPath), "DejaVu Sans is missing: install fonts-dejavu-core (scripts/setup.sh)");
+    OffscreenRenderOptions options;
+    options.size = QSize(320, 160);
+    ShapesContent dejavu(IM_COL32(230, 40, 20, 255));
+    const QImage with_ttf = render_to_image(dejavu, options);
+    QCOMPARE(QString::fromStdString(dejavu.font_name), QStringLiteral("DejaVuSans.ttf, 14px"));
+    QCOMPARE(dejavu.font_size, kUiFontPixels);
+    // Without the file (or with a file that is no font) the built-in ProggyClean draws the same text.
+    const QString junk = artifacts_dir() + "/not-a-font.ttf";
+    {
+      QFile file(junk);
+      QVERIFY(file.open(QIODevice::WriteOnly));
+      file.write(QByteArray(4096, 'x'));
+    }
+    for (const QString& path : {QStringLiteral("/nonexistent/DejaVuSans.ttf"), junk}) {
+      ShapesContent builtin(IM_COL32(230, 40, 20, 255));
+      options.font_file = path.toStdString();
+      const QImage image = render_to_image(builtin, options);
+      QVERIFY(image.save(artifacts_dir() + "/imgui-offscreen-render-builtin-font.png", "PNG"));
+      QCOMPARE(QString::fromStdString(builtin.font_name), QStringLiteral("ProggyClean.ttf, 13px"));
+      QCOMPARE(builtin.font_size, kFallbackFontPixels);
+      const int glyphs = count_bright(image, ShapesContent::text_band_device_pixels(1.0));
+      QVERIFY2(glyphs > 150, qPrintable(QString::number(glyphs)));
+      // The two fonts draw the text differently.
+      QVERIFY(image != with_ttf);
+    }
   }
 
   void keeps_the_callers_contexts() {

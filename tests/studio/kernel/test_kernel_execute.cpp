@@ -2,12 +2,27 @@
 // into the cell, rustytorch, matplotlib figures, display(). One kernel per process (kernel_recorder.h).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "kernel_recorder.h"
+#include "rt/prof/session_registry.h"
 
 using namespace rt::studio;
 using namespace rt::studio::testing;
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
 
 TEST_CASE("the last expression is the execute result and None or a trailing semicolon show nothing", "[studio][kernel]") {
   const int first = test_kernel().next_execution_count();  // 1 under ctest (a process per test case)
@@ -159,6 +174,36 @@ TEST_CASE("rustytorch imports and a tensor shows its repr", "[studio][kernel]") 
   REQUIRE(error.error);
   CHECK(error.error->ename == "RuntimeError");
   CHECK(error.error->evalue.find("[2, 3]") != std::string::npos);
+}
+
+TEST_CASE("a profile run in the kernel shows its ops on a thread named \"kernel\"", "[studio][kernel]") {
+  CellRecord r = run_cell(
+      "import rustytorch as rt\n"
+      "import rustytorch.profiler as profiler\n"
+      "with profiler.profile(name='kernel thread test'):\n"
+      "    (rt.ones(4, 4) @ rt.ones(4, 4)).sum()\n");
+  INFO(r.traceback_text());
+  REQUIRE(r.summary->status == ExecutionStatus::ok);
+  // The session the cell recorded, from the registry of this process's sessions (what the studio's panels read).
+  std::shared_ptr<const rt::prof::SessionData> session;
+  for (const rt::prof::RegisteredSession& s : rt::prof::SessionRegistry::instance().list())
+    if (s.name == "kernel thread test") session = rt::prof::SessionRegistry::instance().snapshot(s.id);
+  REQUIRE(session);
+  std::vector<std::string> names;
+  uint64_t kernel_thread = 0;
+  for (const rt::prof::ThreadRecord& t : session->threads) {
+    names.push_back(session->strings.at(t.name));
+    if (names.back() == "kernel") kernel_thread = t.thread;
+  }
+  INFO("threads: " << join(names));
+  REQUIRE(kernel_thread != 0);
+  // Every op of the cell ran on it: the matmul and the sum are on the "kernel" track.
+  std::vector<std::string> ops_on_kernel;
+  for (const rt::prof::OpRecord& op : session->ops)
+    if (op.thread == kernel_thread) ops_on_kernel.push_back(session->strings.at(op.name));
+  INFO("ops on the kernel thread: " << join(ops_on_kernel));
+  CHECK(ops_on_kernel.size() == session->ops.size());
+  CHECK(std::count(ops_on_kernel.begin(), ops_on_kernel.end(), "sum") == 1);
 }
 
 TEST_CASE("display() emits display data in order with prints", "[studio][kernel]") {

@@ -127,7 +127,7 @@ class ShellPanelsTest : public QObject {
     }
     QCOMPARE(w.dockWidgetArea(w.panel_dock("variables")), Qt::RightDockWidgetArea);
     QCOMPARE(w.dockWidgetArea(w.panel_dock("probe-bottom")), Qt::BottomDockWidgetArea);
-    QVERIFY(w.panel_dock("probe-bottom")->isVisible());
+    QVERIFY(w.panel_dock("probe-bottom")->toggleViewAction()->isChecked());  // open, as a tab behind the timeline
     QVERIFY(!w.panel_dock("probe_hidden")->isVisible());
     QVERIFY(w.findChild<QLabel*>("probeLabel_probe-bottom"));
 
@@ -145,6 +145,50 @@ class ShellPanelsTest : public QObject {
     QVERIFY(w.panel_dock("probe_hidden")->isVisible());
     toggle->trigger();
     QVERIFY(!w.panel_dock("probe_hidden")->isVisible());
+  }
+
+  void default_layout_gives_each_area_one_tabbed_dock() {
+    QSettings().remove("window/state");  // the first start: no saved layout
+    QSettings().remove("window/geometry");
+    PanelRegistry registry;
+    register_builtin_panels(registry);
+    registry.add(std::make_unique<ProbePanel>("probe-bottom"));
+    MainWindow w(registry, *kernel_);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto dock = [&](const char* id) { return w.panel_dock(id); };
+    // Qt keeps the docks of the tabs behind open (isVisible) but moves them out of sight.
+    auto in_front = [](QDockWidget* d) { return d->isVisible() && !d->visibleRegion().isEmpty(); };
+    // Right: the variables in front; the graph (hidden) is a tab of the same dock.
+    const QList<QDockWidget*> right = w.tabifiedDockWidgets(dock("variables"));
+    QVERIFY(right.contains(dock("graph")));
+    QVERIFY(in_front(dock("variables")));
+    QVERIFY(!dock("graph")->toggleViewAction()->isChecked());
+    // Bottom: the timeline in front of memory, scalars, the debugger (wide: it sits where the window is
+    // widest), gradient norms and a panel registered later.
+    QCOMPARE(w.dockWidgetArea(dock("debugger")), Qt::BottomDockWidgetArea);
+    const QList<QDockWidget*> bottom = w.tabifiedDockWidgets(dock("timeline"));
+    for (const char* id : {"memory", "scalars", "debugger", "grad_norms", "probe-bottom"})
+      QVERIFY2(bottom.contains(dock(id)), id);
+    QVERIFY(in_front(dock("timeline")));
+    QVERIFY(!in_front(dock("memory")));
+    QVERIFY(!in_front(dock("debugger")));
+    QVERIFY(dock("memory")->toggleViewAction()->isChecked());
+    QVERIFY(dock("debugger")->toggleViewAction()->isChecked());
+    // A tab brought to the front gets the whole area: the timeline spans the window, and so does the debugger.
+    const int right_width = dock("variables")->width();
+    QVERIFY2(right_width >= 400, qPrintable(QString::number(right_width)));
+    QVERIFY2(dock("timeline")->width() >= w.width() - 20, qPrintable(QString::number(dock("timeline")->width())));
+    dock("debugger")->raise();
+    QVERIFY(wait_until([&] { return in_front(dock("debugger")); }, 2000));
+    QVERIFY2(dock("debugger")->width() >= w.width() - 20, qPrintable(QString::number(dock("debugger")->width())));
+    QVERIFY(!in_front(dock("timeline")));
+    // A hidden panel shown later opens as a tab of its area, not as a split.
+    dock("graph")->show();
+    QVERIFY(w.tabifiedDockWidgets(dock("variables")).contains(dock("graph")));
+    w.close();
+    QSettings().remove("window/state");  // what closing saved: the next test starts from the default layout
+    QSettings().remove("window/geometry");
   }
 
   void layout_persists_across_windows() {

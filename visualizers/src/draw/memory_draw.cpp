@@ -50,7 +50,10 @@ void MemoryDraw::draw(ImVec2 size, float scale, TimeCursor* cursor) {
   ImDrawList* list = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 end{origin.x + size.x, origin.y + size.y};
-  list->AddRectFilled(origin, end, palette::kBackground);
+  const float font = ImGui::GetFontSize();
+  const float list_w = size.x > 900 * scale ? std::min(380 * scale, size.x * 0.32f) : 0;
+  // The block list paints its own panel: the background stops at it, so no pixel is shaded twice there.
+  list->AddRectFilled(origin, {end.x - (model_.devices().empty() ? 0 : list_w), end.y}, palette::kBackground);
   layout_ = {};
   if (model_.devices().empty()) {
     const auto it = data_->metadata.find("profile_memory");
@@ -62,17 +65,17 @@ void MemoryDraw::draw(ImVec2 size, float scale, TimeCursor* cursor) {
     ImGui::Dummy(size);
     return;
   }
-  const float font = ImGui::GetFontSize();
   const float header_h = font + 14 * scale;
+  if (list_w > 0) list->AddRectFilled({end.x - list_w, origin.y}, {end.x, origin.y + header_h}, palette::kBackground);
   draw_legend(list, {origin.x, origin.y}, size.x, scale);
 
-  const float list_w = size.x > 900 * scale ? std::min(380 * scale, size.x * 0.32f) : 0;
   plot_left_ = origin.x + 86 * scale;
   const ImVec2 charts_min{origin.x, origin.y + header_h};
   const ImVec2 charts_max{end.x - list_w, end.y};
   const float axis_h = font + 10 * scale;
   const float plot_w = charts_max.x - 14 * scale - plot_left_;
   if (plot_w < 20 || charts_max.y - charts_min.y < axis_h + 20) {
+    if (list_w > 0) list->AddRectFilled({end.x - list_w, origin.y}, end, palette::kBackground);
     ImGui::Dummy(size);
     return;
   }

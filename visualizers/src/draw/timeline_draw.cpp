@@ -154,9 +154,10 @@ void TimelineDraw::draw_tracks(ImDrawList* list, float scale) {
     const float h = track_height(t);
     if (top + h >= cmin.y && top <= cmax.y) {
       layout_.tracks.push_back({t, top, h});
+      // Odd rows are banded; even ones show the background draw() filled in: filling them again would shade
+      // those pixels twice, which a software rasteriser (Mesa's llvmpipe) pays for in full.
       list->PushClipRect({gutter_x, cmin.y}, cmax, true);
-      list->AddRectFilled({gutter_x, top - pad * 0.5f}, {cmax.x, top + h + pad * 0.5f},
-                          t % 2 ? palette::kPanelAlt : palette::kBackground);
+      if (t % 2) list->AddRectFilled({cmin.x, top - pad * 0.5f}, {cmax.x, top + h + pad * 0.5f}, palette::kPanelAlt);
       list->AddLine({gutter_x, top + h + pad * 0.5f}, {cmax.x, top + h + pad * 0.5f}, palette::kGrid);
       list->PopClipRect();
 
