@@ -16,6 +16,7 @@
 #include "../../kernels/cpu/im2col.h"
 #include "../../kernels/cuda/binary.h"
 #include "../../kernels/cuda/cross_entropy.h"
+#include "../../kernels/cuda/optimizer_step.h"
 #include "../../kernels/cuda/pooling.h"
 #include "../../kernels/cuda/reduce.h"
 #include "../../kernels/cuda/ternary.h"
@@ -107,6 +108,14 @@ void batch_norm(const Tensor& out, const Tensor& save_mean, const Tensor& save_i
 void batch_norm_backward(const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias,
                          const Tensor& grad_out, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
                          const Tensor& save_invstd, bool training);
+
+// Fused in-place optimizer updates of one contiguous parameter (kernels/cuda/optimizer_step.h),
+// the same arithmetic as the CPU's chain of ops. Undefined max_exp_avg_sq: no amsgrad; undefined
+// momentum_buffer: no momentum.
+void adam_step(const Tensor& param, const Tensor& exp_avg, const Tensor& exp_avg_sq, const Tensor& max_exp_avg_sq,
+               const Tensor& grad, const cuda_kernels::AdamStepParams& params);
+void sgd_step(const Tensor& param, const Tensor& momentum_buffer, const Tensor& grad,
+              const cuda_kernels::SgdStepParams& params);
 
 // cross_entropy (logits) or nll_loss over contiguous x [N, C, ...] and int64 target: out is
 // 0-dim or target-shaped ('none'), lse float64 [S] (logits only), total_weight float64 [1];

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "cuda/ops.h"
 #include "options_state.h"
 #include "rt/allocator.h"
 #include "rt/autograd/grad_mode.h"
@@ -21,6 +22,11 @@ void validate_adam(const char* name, const AdamHyper& h) {
   if (!(h.weight_decay >= 0.0)) throw ValueError(n + ": invalid weight_decay value: " + std::to_string(h.weight_decay));
 }
 
+bool fusable(const Tensor& p, const Tensor& grad) {
+  return p.is_cuda() && p.is_contiguous() && grad.is_contiguous() && grad.dtype() == p.dtype() &&
+         grad.device() == p.device();
+}
+
 void adam_update(Tensor& p, StateDict& st, const AdamHyper& h) {
   Tensor grad = p.grad();
   {
@@ -35,6 +41,11 @@ void adam_update(Tensor& p, StateDict& st, const AdamHyper& h) {
   Tensor step = st.at("step"), m = st.at("exp_avg"), v = st.at("exp_avg_sq");
   step.add_(1);
   const double t = step.item<double>();
+  if (fusable(p, grad)) {  // one kernel for the whole update, same arithmetic
+    cuda::ops::adam_step(p, m, v, h.amsgrad ? st.at("max_exp_avg_sq") : Tensor(), grad,
+                         {h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.decoupled_weight_decay, t});
+    return;
+  }
   if (h.weight_decay != 0.0) {
     if (h.decoupled_weight_decay) p.mul_(1.0 - h.lr * h.weight_decay);
     else grad = grad.add(p, h.weight_decay);

@@ -21,5 +21,8 @@ struct AdamHyper {
 void validate_adam(const char* name, const AdamHyper& h);
 // One Adam/AdamW step of `p` (which has a gradient), creating its state on first use.
 void adam_update(Tensor& p, nn::StateDict& state, const AdamHyper& h);
+// True when the fused CUDA step can update p: on a GPU, contiguous, with a contiguous gradient of
+// its dtype (kernels/cuda/optimizer_step.h); otherwise the optimizers compose ops.
+bool fusable(const Tensor& p, const Tensor& grad);
 
 }  // namespace rt::optim::detail

@@ -58,6 +58,10 @@ void batch_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tens
                          const Tensor&, const Tensor&, bool) {
   not_built("batch_norm_backward");
 }
+void adam_step(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const cuda_kernels::AdamStepParams&) {
+  not_built("Adam step");
+}
+void sgd_step(const Tensor&, const Tensor&, const Tensor&, const cuda_kernels::SgdStepParams&) { not_built("SGD step"); }
 void class_loss(const Tensor&, const ClassLossArgs&) { not_built("cross_entropy"); }
 void class_loss_backward(const Tensor&, const Tensor&, const ClassLossArgs&) { not_built("cross_entropy_backward"); }
 
