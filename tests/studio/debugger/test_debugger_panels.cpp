@@ -75,12 +75,6 @@ QImage render(ImGuiContent& content, QSize size, const std::function<bool()>& bu
   return image;
 }
 
-QRect to_rect(ImVec2 min, ImVec2 max) { return QRect(QPoint(int(min.x), int(min.y)), QPoint(int(max.x) - 1, int(max.y) - 1)); }
-
-QColor qcolor(ImU32 c) {
-  return QColor(int(c >> IM_COL32_R_SHIFT & 0xFF), int(c >> IM_COL32_G_SHIFT & 0xFF), int(c >> IM_COL32_B_SHIFT & 0xFF));
-}
-
 // Pixels that read as "red" (NaN/Inf text, exploding marks).
 int count_red(const QImage& image, const QRect& area) {
   int n = 0;

@@ -5,6 +5,7 @@
 //   <build>/test-artifacts/samples-<sample>-debugger.png      the debugger paused, with gradient statistics
 //   <build>/test-artifacts/samples-<sample>-graph-paused.png  the graph panel with the paused node highlighted
 //   <build>/test-artifacts/samples-<sample>-graph-profile.png the graph panel on the profiled session, annotated
+//   <build>/test-artifacts/samples-<sample>-grad-norms.png    per-parameter gradient norms over four steps
 #include <QApplication>
 #include <QComboBox>
 #include <QtTest>
@@ -219,6 +220,29 @@ class GraphSamplesTest : public QObject {
       return log_.finished > before && !session->status().running;
     }, 120000));
     QCOMPARE(log_.failed, 0);
+    // Three training steps under the armed debugger (no breakpoints): each finished backward adds a step
+    // of per-parameter gradient norms, named after the graph's parameters.
+    QVERIFY2(run_cell("opt = rt.optim.SGD(model.parameters(), lr=0.5)\nfor _ in range(3):\n    step()\n    opt.step()\n"),
+             log_.output().c_str());
+    QVERIFY(wait_until([&] {
+      session->poll();
+      return session->grad_norms().steps().size() >= 4;
+    }, 60000));
+    const size_t params = session->grad_norms().steps().back().params.size();
+    QVERIFY2(params >= 6, qPrintable(QString::number(params)));
+    GradNormContent norms(session);
+    const QImage nimg = render(norms, {1400, 520});
+    QVERIFY(nimg.save(artifacts_dir() + "/samples-" + s.name + "-grad-norms.png", "PNG"));
+    const auto& chart = norms.chart().layout();
+    QCOMPARE(chart.steps, int64_t(session->grad_norms().steps().size()));
+    QVERIFY(!chart.legend.empty());
+    const QRect plot = to_rect(chart.plot_min, chart.plot_max);
+    QVERIFY(count_color(nimg, plot, qcolor(chart.legend.front().color), 4) > 20);  // its line is drawn
+    // Every step is labelled under the x axis, at its place (the chart insets the first and last step by 10 px).
+    for (int64_t k = 0; k < chart.steps; ++k) {
+      const int x = plot.left() + 10 + int(double(plot.width() - 20) * double(k) / double(chart.steps - 1));
+      QVERIFY2(count_bright(nimg, QRect(x - 8, plot.bottom() + 2, 16, 18), 120) > 3, qPrintable(QString::number(k)));
+    }
     session->arm(false);
 
     // The graph panel on the profiled session: its latest backward, every op's time from the same session.

@@ -105,5 +105,12 @@ auto settle_count(Count count, int quiet_ms = 300, int timeout_ms = 10000) {
 int count_color(const QImage& image, const QRect& area, QColor color, int tolerance = 2);
 // Pixels in `area` brighter than `threshold` on every channel.
 int count_bright(const QImage& image, const QRect& area, int threshold = 200);
+// An ImGui colour (IM_COL32) as a QColor, and an ImGui [min, max) box as the QRect of its pixels.
+inline QColor qcolor(ImU32 c) {
+  return QColor(int(c >> IM_COL32_R_SHIFT & 0xFF), int(c >> IM_COL32_G_SHIFT & 0xFF), int(c >> IM_COL32_B_SHIFT & 0xFF));
+}
+inline QRect to_rect(ImVec2 min, ImVec2 max) {
+  return QRect(QPoint(int(min.x), int(min.y)), QPoint(int(max.x) - 1, int(max.y) - 1));
+}
 
 }  // namespace rt::studio::test

@@ -28,20 +28,12 @@ namespace draw = rt::viz::draw;
 
 namespace {
 
-QColor qcolor(ImU32 c) {
-  return QColor(int(c >> IM_COL32_R_SHIFT & 0xFF), int(c >> IM_COL32_G_SHIFT & 0xFF), int(c >> IM_COL32_B_SHIFT & 0xFF));
-}
-
 QImage render(SessionViewContent& content, QSize size, double scale = 1.0) {
   OffscreenRenderOptions options;
   options.size = size;
   options.scale = scale;
   options.frames = 4;
   return render_to_image(content, options);
-}
-
-QRect to_rect(ImVec2 min, ImVec2 max) {
-  return QRect(QPoint(int(min.x), int(min.y)), QPoint(int(max.x) - 1, int(max.y) - 1));
 }
 
 }  // namespace

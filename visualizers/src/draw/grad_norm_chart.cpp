@@ -97,8 +97,10 @@ void GradNormChart::draw(const debug::GradNormHistory& history, ImVec2 size, flo
   }
   // x ticks (steps)
   for (const Tick& t : value_ticks(0, double(std::max<int64_t>(n_steps - 1, 1)), pmax.x - pmin.x, 70 * scale)) {
-    if (t.value != std::floor(t.value) || t.value > double(n_steps - 1)) continue;
-    const float x = x_of(int64_t(t.value));
+    // Whole steps only; ticks at k * 0.2 carry rounding error (2.0000000000000004), so compare rounded.
+    const double step = std::round(t.value);
+    if (std::abs(t.value - step) > 1e-6 || step > double(n_steps - 1)) continue;
+    const float x = x_of(int64_t(step));
     list->AddLine({x, pmax.y}, {x, pmax.y + 4 * scale}, palette::kTextDim, scale);
     const float tw = ImGui::CalcTextSize(t.label.c_str()).x;
     list->AddText({x - tw / 2, pmax.y + 5 * scale}, palette::kTextDim, t.label.c_str());
