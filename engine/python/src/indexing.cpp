@@ -9,10 +9,19 @@
 // place when those are adjacent, and go first otherwise. Assignment writes through the basic
 // view with copy_/fill_; with advanced indices, the same gathering applied to a tensor of
 // storage offsets gives the element each value goes to.
+// On a GPU: index tensors and lists move to the indexed tensor's device; masks become positions
+// on the host (a copy of the mask, as PyTorch's nonzero syncs too) that are then moved there;
+// the range check of integer indices reads their min and max back. Assignment gathers element
+// positions instead of storage offsets, finds each element's writer with integer scatter_adds
+// and copies the values in with index_select and where (assign_on_device): it costs O(numel
+// of the indexed view), waits for the device, and gives the CPU's result, also when an element
+// is assigned twice (the last value wins). x[mask] = number with a mask of x's shape is one
+// masked_fill_, with no wait.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 #include "bind.h"
 
@@ -29,9 +38,10 @@ rt::Tensor index_tensor(py::handle h) {
   return tensor_from_data(h, std::nullopt);
 }
 
-// Positions of true elements of a bool mask, one int64 tensor per mask dim.
+// Positions of true elements of a bool mask, one int64 tensor per mask dim, on the CPU (a mask
+// on a GPU is copied here first).
 rt::TensorList nonzero(const rt::Tensor& mask) {
-  rt::Tensor c = mask.to(rt::kBool).contiguous();
+  rt::Tensor c = mask.to(rt::kBool).cpu().contiguous();
   const bool* p = c.data_ptr<bool>();
   const int64_t n = c.numel(), k = c.dim();
   std::vector<std::vector<int64_t>> pos(static_cast<size_t>(k));
@@ -112,6 +122,7 @@ Indexed apply_basic(const rt::Tensor& self, py::handle index) {
       ++d;
     } else if (is_tensor(h) || PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()) || PySequence_Check(h.ptr())) {
       rt::Tensor t = index_tensor(h);
+      const rt::Device device = self.device();
       if (t.dtype() == rt::kBool || t.dtype() == rt::kUInt8) {
         for (int64_t k = 0; k < t.dim(); ++k)
           if (t.size(k) != r.view.size(d + k))
@@ -120,9 +131,9 @@ Indexed apply_basic(const rt::Tensor& self, py::handle index) {
                                              rt::format_shape(r.view.sizes()), d + k));
         if (t.dim() == 0)
           throw rt::NotImplementedError("indexing with a 0-dim bool tensor is not supported; use a mask with dims");
-        for (rt::Tensor& pos : nonzero(t)) r.advanced.emplace_back(d++, pos);
+        for (rt::Tensor& pos : nonzero(t)) r.advanced.emplace_back(d++, pos.to(device));
       } else if (t.dtype() == rt::kInt64 || t.dtype() == rt::kInt32) {
-        r.advanced.emplace_back(d++, t.to(rt::kInt64));
+        r.advanced.emplace_back(d++, t.to(rt::kInt64).to(device));
       } else {
         throw rt::IndexError(fmt::format("tensors used as indices must be long, int, byte or bool tensors, got {}",
                                          rt::dtype_name(t.dtype())));
@@ -135,19 +146,39 @@ Indexed apply_basic(const rt::Tensor& self, py::handle index) {
   return r;
 }
 
+[[noreturn]] void throw_out_of_bounds(int64_t index, int64_t dim, int64_t size) {
+  throw rt::IndexError(fmt::format("index {} is out of bounds for dimension {} with size {}", index, dim, size));
+}
+
+// normalise_indices' check and wrap as device ops: the index's min and max are read back.
+rt::Tensor wrap_on_device(const rt::Tensor& idx, const rt::Shape& bshape, int64_t dim, int64_t size) {
+  rt::NoGradGuard no_grad;
+  const rt::Tensor e = rt::expand(idx.detach(), bshape);
+  if (e.numel() > 0) {  // then every value of idx is used
+    const std::vector<int64_t> range = rt::stack({rt::amin(idx), rt::amax(idx)}).to_vector<int64_t>();
+    if (range[0] < -size) throw_out_of_bounds(range[0], dim, size);
+    if (range[1] >= size) throw_out_of_bounds(range[1], dim, size);
+  }
+  const rt::Tensor zero = rt::scalar_to_tensor(int64_t(0));
+  return rt::where(rt::lt(e, zero), rt::add(e, rt::scalar_to_tensor(size)), e);
+}
+
 // Broadcast, wrapped (negative -> positive), bounds-checked int64 indices and their shape.
 rt::Shape normalise_indices(const rt::Tensor& view, std::vector<std::pair<int64_t, rt::Tensor>>& adv) {
   rt::Shape bshape;
   for (auto& [d, idx] : adv) bshape = rt::broadcast_shapes(bshape, idx.sizes(), "index");
   for (auto& [d, idx] : adv) {
     const int64_t size = view.size(d);
+    if (view.is_cuda()) {
+      idx = wrap_on_device(idx, bshape, d, size);
+      continue;
+    }
     rt::Tensor flat = rt::expand(idx.detach(), bshape).contiguous();
     const int64_t* p = flat.data_ptr<int64_t>();
     rt::Tensor fixed = rt::make_tensor(bshape, rt::kInt64);
     int64_t* q = fixed.data_ptr<int64_t>();
     for (int64_t i = 0; i < flat.numel(); ++i) {
-      if (p[i] < -size || p[i] >= size)
-        throw rt::IndexError(fmt::format("index {} is out of bounds for dimension {} with size {}", p[i], d, size));
+      if (p[i] < -size || p[i] >= size) throw_out_of_bounds(p[i], d, size);
       q[i] = p[i] < 0 ? p[i] + size : p[i];
     }
     idx = fixed;
@@ -217,6 +248,57 @@ rt::Tensor element_offsets(const rt::Tensor& view) {
   return off;
 }
 
+// Row-major positions of the elements of `view`, as an int64 tensor of its shape on its device.
+rt::Tensor element_positions(const rt::Tensor& view) {
+  rt::NoGradGuard no_grad;
+  const auto opts = rt::TensorOptions(rt::kInt64).with_device(view.device());
+  return rt::reshape(rt::arange(view.numel(), opts), view.sizes());
+}
+
+// view.flatten()[pos[i]] = src[i] on a GPU, the last i winning where positions repeat (as the
+// CPU's loop). Integer sums find, for every element, whether it is written and by which i; the
+// values are then copied (index_select), never added, so every bit pattern arrives unchanged.
+void assign_on_device(const rt::Tensor& view, rt::Tensor pos, rt::Tensor src) {
+  rt::NoGradGuard no_grad;
+  pos = rt::reshape(pos, {-1});
+  src = rt::reshape(src, {-1});
+  if (pos.numel() == 0) return;
+  const rt::Device device = view.device();
+  const auto i64 = rt::TensorOptions(rt::kInt64).with_device(device);
+  const int64_t m = view.numel();
+  const rt::Tensor hits = rt::scatter_add(rt::zeros({m}, i64), 0, pos, rt::ones({pos.numel()}, i64));
+  if (pos.numel() > 1 && hits.amax().item<int64_t>() > 1) {
+    const std::vector<int64_t> p = pos.to_vector<int64_t>();
+    std::unordered_set<int64_t> seen;
+    std::vector<int64_t> keep;
+    for (size_t i = p.size(); i-- > 0;)
+      if (seen.insert(p[i]).second) keep.push_back(int64_t(i));
+    std::reverse(keep.begin(), keep.end());
+    const rt::Tensor kept = rt::from_vector(keep).to(device);
+    pos = rt::index_select(pos, 0, kept);
+    src = rt::index_select(src, 0, kept);
+  }
+  const rt::Tensor writer = rt::scatter_add(rt::zeros({m}, i64), 0, pos, rt::arange(pos.numel(), i64));
+  const rt::Tensor hit = rt::gt(hits, rt::scalar_to_tensor(int64_t(0)));
+  const rt::Tensor merged = rt::where(hit, rt::index_select(src, 0, writer), rt::reshape(view, {-1}));
+  rt::Tensor target = view;
+  target.copy_(rt::reshape(merged, view.sizes()));
+}
+
+// x[mask] = number on a GPU with a bool mask of x's shape: masked_fill_ does it on the device.
+bool is_whole_mask(const rt::Tensor& t, py::handle index) {
+  if (!t.is_cuda() || !is_tensor(index)) return false;
+  const rt::Tensor mask = unwrap(index);
+  return mask.dtype() == rt::kBool && mask.dim() > 0 && mask.sizes() == t.sizes();
+}
+
+void refuse_autograd(const rt::Tensor& t, py::handle value) {
+  if (rt::GradMode::is_enabled() && (t.requires_grad() || (is_tensor(value) && unwrap(value).requires_grad())))
+    throw rt::NotImplementedError("assignment through advanced (tensor or mask) indices does not record autograd "
+                                  "history; do it under rt.no_grad(), or build the result out of place with "
+                                  "rt.where / masked_fill");
+}
+
 py::object getitem(py::handle self, py::handle index) {
   rt::Tensor t = unwrap(self);
   Indexed r = apply_basic(t, index);
@@ -230,18 +312,23 @@ void setitem(py::handle self, py::handle index, py::handle value) {
   if (!is_tensor(value) && !scalar)
     throw py::type_error(fmt::format("can't assign a {} to a Tensor: use a number or a Tensor",
                                      Py_TYPE(value.ptr())->tp_name));
+  if (scalar && is_whole_mask(t, index)) {
+    refuse_autograd(t, value);
+    rt::masked_fill_(t, unwrap(index).to(t.device()), *scalar);
+    return;
+  }
   Indexed r = apply_basic(t, index);
   if (r.advanced.empty()) {
     if (scalar) rt::fill_(r.view, *scalar);
     else rt::copy_(r.view, unwrap(value));
     return;
   }
-  if (rt::GradMode::is_enabled() && (t.requires_grad() || (is_tensor(value) && unwrap(value).requires_grad())))
-    throw rt::NotImplementedError("assignment through advanced (tensor or mask) indices does not record autograd "
-                                  "history; do it under rt.no_grad(), or build the result out of place with "
-                                  "rt.where / masked_fill");
-  rt::Tensor offsets = gather_advanced(element_offsets(r.view), std::move(r.advanced)).contiguous();
-  rt::Tensor src = scalar ? rt::full(offsets.sizes(), *scalar, t.dtype()) : unwrap(value).detach();
+  refuse_autograd(t, value);
+  // Storage offsets on the CPU; on a GPU, positions in the view (see assign_on_device).
+  const rt::Tensor where_to = t.is_cuda() ? element_positions(r.view) : element_offsets(r.view);
+  rt::Tensor offsets = gather_advanced(where_to, std::move(r.advanced)).contiguous();
+  rt::Tensor src = scalar ? rt::full(offsets.sizes(), *scalar, rt::TensorOptions(t.dtype()).with_device(t.device()))
+                          : unwrap(value).detach();
   if (src.sizes() != offsets.sizes()) {
     rt::Shape b;
     try {
@@ -254,7 +341,8 @@ void setitem(py::handle self, py::handle index, py::handle value) {
                                        rt::format_shape(offsets.sizes())));
     src = rt::expand(src, offsets.sizes());
   }
-  src = src.to(t.dtype()).contiguous();
+  src = src.to(t.dtype()).to(t.device()).contiguous();
+  if (t.is_cuda()) return assign_on_device(r.view, offsets, src);
   const int64_t* off = offsets.data_ptr<int64_t>();
   const size_t es = t.element_size();
   char* base = static_cast<char*>(t.storage().data());
@@ -270,8 +358,9 @@ void bind_indexing(py::module_& m) {
   cls.def("__setitem__", &setitem);
   m.def("_nonzero", [](const rt::Tensor& mask) {
     rt::TensorList pos = nonzero(mask);
-    if (pos.empty()) return rt::zeros({mask.numel() ? 1 : 0, 0}, rt::kInt64);
-    return rt::stack(pos, 1);
+    const auto opts = rt::TensorOptions(rt::kInt64).with_device(mask.device());
+    if (pos.empty()) return rt::zeros({mask.numel() ? 1 : 0, 0}, opts);
+    return rt::stack(pos, 1).to(mask.device());
   });
 }
 

@@ -36,6 +36,7 @@ void add_pow_clamp_cases(OpCheck& check);  // pow, square, clamp, maximum/minimu
 void add_logic_cases(OpCheck& check);      // comparisons, logical ops, where, masked_fill
 void add_reduce_cases(OpCheck& check);     // sum/mean/amax/amin/argmax/argmin/max/min/norm
 void add_nn_cases(OpCheck& check);         // softmax, layer_norm, embedding, losses, dropout
+void add_index_cases(OpCheck& check);      // gather, scatter_add, index_select, one_hot
 void add_linalg_cases(OpCheck& check);     // matmul, mm, bmm, linear, addmm
 void add_conv_pool_cases(OpCheck& check);  // conv1d/conv2d, max/avg pooling, batch_norm
 void add_memory_cases(OpCheck& check);     // copies, views, cat, dtype conversion, factories, random
