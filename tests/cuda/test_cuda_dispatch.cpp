@@ -121,6 +121,55 @@ TEST_CASE("a cuda:0 tensor mixed with a CPU tensor: DeviceError naming the op, d
   }
 }
 
+TEST_CASE("index ops with operands on two devices: DeviceError naming the op", "[cuda][dispatch]") {
+  const rt::Tensor g = labelled_cuda({3, 4});
+  const rt::Tensor cpu_index = rt::zeros({3, 4}, rt::kInt64);
+  CHECK_THAT(device_error([&] { rt::gather(g, 1, cpu_index); }), Contains("gather") && Contains("cuda:0") && Contains("cpu"));
+  CHECK_THAT(device_error([&] { rt::scatter_add(g, 0, cpu_index, g); }),
+             Contains("scatter_add") && Contains("cuda:0") && Contains("cpu") && Contains("[3, 4]"));
+  CHECK_THAT(device_error([&] { rt::index_select(g, 0, rt::zeros({2}, rt::kInt64)); }),
+             Contains("index_select") && Contains("cuda:0") && Contains("cpu"));
+  // Unlike elementwise ops, index ops take no 0-dim CPU operand next to a GPU one (as in PyTorch).
+  CHECK_THAT(device_error([&] { rt::index_select(g, 0, rt::scalar_tensor(int64_t(1), rt::kInt64)); }),
+             Contains("index_select") && Contains("same device"));
+}
+
+TEST_CASE("index ops on cuda:0 tensors take the CUDA path: without a device, the allocation says why", "[cuda][dispatch]") {
+  if (rt::cuda::is_available()) return;  // with a GPU the kernels would be handed host memory
+  // Shapes and dtypes are checked first, on the host, as on the CPU ...
+  const rt::Tensor g = labelled_cuda({3, 4});
+  CHECK_THROWS_AS(rt::gather(g, 1, labelled_cuda({3}, rt::kInt64)), rt::ShapeError);
+  CHECK_THROWS_AS(rt::index_select(g, 0, labelled_cuda({2}, rt::kFloat32)), rt::DTypeError);
+  // ... then the op goes to the CUDA backend, never to a CPU loop over device memory.
+  const std::string cause = expected_cause();
+  CHECK_THAT(device_error([&] { rt::gather(g, 1, labelled_cuda({3, 2}, rt::kInt64)); }), !Contains("no CUDA implementation") && Contains(cause));
+  CHECK_THAT(device_error([&] { rt::index_select(g, 0, labelled_cuda({2}, rt::kInt32)); }), Contains(cause));
+  CHECK_THAT(device_error([&] { rt::scatter_add(g, 1, labelled_cuda({3, 2}, rt::kInt64), g); }), Contains(cause));
+  CHECK_THAT(device_error([&] { rt::one_hot(labelled_cuda({5}, rt::kInt64), 3); }), !Contains("no CUDA implementation") && Contains(cause));
+}
+
+TEST_CASE("reductions, losses and pooling on cuda:0 take the CUDA path, kernels or composed ops", "[cuda][dispatch]") {
+  if (rt::cuda::is_available()) return;  // with a GPU the kernels would be handed host memory
+  const rt::Tensor x = labelled_cuda({2, 3, 4, 4});
+  const std::string cause = expected_cause();
+  auto on_cuda_path = [&](auto&& f) {
+    const std::string m = device_error(f);
+    CHECK_THAT(m, !Contains("no CUDA implementation") && Contains(cause));
+  };
+  on_cuda_path([&] { rt::var(x, {1}); });
+  on_cuda_path([&] { rt::std(x); });
+  on_cuda_path([&] { rt::prod(x, 2); });
+  on_cuda_path([&] { rt::all(x); });
+  on_cuda_path([&] { rt::any(x, 0); });
+  on_cuda_path([&] { rt::logsumexp(x, {3}); });
+  on_cuda_path([&] { rt::mse_loss(x, labelled_cuda({4})); });
+  on_cuda_path([&] { rt::binary_cross_entropy_with_logits(x, labelled_cuda({2, 3, 4, 4})); });
+  on_cuda_path([&] { rt::adaptive_avg_pool2d(x, {3, 2}); });
+  // Shapes are still checked first, on the host.
+  CHECK_THROWS_AS(rt::mse_loss(x, labelled_cuda({5})), rt::ShapeError);
+  CHECK_THROWS_AS(rt::var(labelled_cuda({3}, rt::kInt64)), rt::DTypeError);
+}
+
 TEST_CASE("a 0-dim CPU tensor may join a cuda:0 operand, as a Python number does", "[cuda][dispatch]") {
   if (rt::cuda::is_available()) return;  // with a GPU this would launch a kernel on host memory
   // Dispatch accepts the pair and goes on to the CUDA path, which then fails for want of a device
@@ -140,23 +189,22 @@ struct ObservedOps : rt::OpObserver {
 };
 
 TEST_CASE("an op without a CUDA path refuses a cuda:0 tensor instead of reading its memory", "[cuda][dispatch]") {
-  // CPU-only ops as listed in tests/cuda/op_check/main.cpp; when one gains a CUDA path, move it
-  // to the op check and pick another here.
+  // What every CPU-only op does: inside its OpGuard it asks for raw_data(), which refuses a GPU
+  // tensor. Shown with the guard itself, so the test holds whichever ops have a CUDA path by now
+  // (tests/cuda/op_check/main.cpp lists the ones that do not).
   const rt::Tensor img = labelled_cuda({1, 1, 4, 4});
+  auto cpu_only_op = [&] {
+    rt::OpGuard guard("cpu_only_op", img);
+    return img.raw_data();
+  };
   SECTION("the message names the shape, the device and the fix") {
-    const std::string m = device_error([&] { rt::adaptive_avg_pool2d(img, {2, 2}); });
+    const std::string m = device_error(cpu_only_op);
     CHECK_THAT(m, Contains("has no CUDA implementation yet") && Contains("[1, 1, 4, 4]") && Contains("cuda:0") &&
                       Contains(".cpu()"));
   }
   SECTION("with dispatch observed, it names the op") {
     ObservedOps observing;
-    CHECK_THAT(device_error([&] { rt::adaptive_avg_pool2d(img, {2, 2}); }),
-               Contains("adaptive_avg_pool2d has no CUDA implementation yet"));
-    CHECK_THAT(device_error([&] { rt::logsumexp(img, {3}); }), Contains("logsumexp has no CUDA implementation yet"));
-    CHECK_THAT(device_error([&] { rt::gather(img, 3, labelled_cuda({1, 1, 4, 2}, rt::kInt64)); }),
-               Contains("gather has no CUDA implementation yet"));
-    CHECK_THAT(device_error([&] { rt::mse_loss(img, labelled_cuda({1, 1, 4, 4})); }),
-               Contains("mse_loss has no CUDA implementation yet"));
+    CHECK_THAT(device_error(cpu_only_op), Contains("cpu_only_op has no CUDA implementation yet"));
   }
 }
 

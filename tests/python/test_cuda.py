@@ -308,3 +308,233 @@ def test_module_moves_keep_parameters_and_train():
         close(p, q, 1e-4)
     model.cpu()
     assert all(a is b and a.device.type == "cpu" for a, b in zip(model.parameters(), params))
+
+
+
+# ---- indexing on a GPU: x[idx], x[mask], x[idx] = v, gather/scatter_add/index_select ----------
+INDEXES = [
+    lambda x: [4, 0, 2, 2],
+    lambda x: (slice(None), [0, -1, 3]),
+    lambda x: ([0, 1], slice(None), [6, 2]),           # non-adjacent advanced dims go first
+    lambda x: (slice(1, None), [[0], [2]], [3, 4]),    # broadcast index dims
+    lambda x: (1, [5, 1]),
+    lambda x: rt.tensor([3, 1]),                       # a CPU index tensor moves to the GPU
+    lambda x: rt.tensor([3, -1]).cuda(),
+    lambda x: x > 0,
+    lambda x: (x[:, 0, 0] > 0).cuda(),
+    lambda x: (slice(None), x[0, :, 0] > 0),
+    lambda x: (Ellipsis, [True, False, True, False, True, False, True]),
+]
+
+
+def on_cpu(index):
+    """The same index with its tensors on the CPU."""
+    if isinstance(index, tuple):
+        return tuple(on_cpu(i) for i in index)
+    return index.cpu() if isinstance(index, rt.Tensor) else index
+
+
+def on_gpu(index):
+    """The same index with its tensors on the GPU (lists and numbers stay as they are)."""
+    if isinstance(index, tuple):
+        return tuple(on_gpu(i) for i in index)
+    return index.cuda() if isinstance(index, rt.Tensor) else index
+
+
+@needs_gpu
+@pytest.mark.parametrize("make_index", INDEXES, ids=[str(i) for i in range(len(INDEXES))])
+def test_advanced_indexing_matches_the_cpu(make_index):
+    x = rt.randn(5, 6, 7)
+    index = make_index(x)
+    y = x.cuda()[index]
+    assert y.is_cuda
+    assert rt.equal(y.cpu(), x[on_cpu(index)])
+
+
+@needs_gpu
+def test_advanced_indexing_errors_on_cuda():
+    g = rt.randn(5, 6).cuda()
+    with pytest.raises(IndexError, match="index 6 is out of bounds for dimension 1 with size 6"):
+        g[:, [0, 6]]
+    with pytest.raises(IndexError, match="index -7 is out of bounds for dimension 1 with size 6"):
+        g[:, rt.tensor([-7, 1]).cuda()]
+    with pytest.raises(IndexError, match="The shape of the mask"):
+        g[rt.ones(4, dtype=rt.bool).cuda()]
+
+
+@needs_gpu
+@pytest.mark.parametrize("index", [[0, 5, 5, 2, 0], ([1, 4], [3, 0]), "mask"])
+def test_advanced_indexing_backward_on_cuda(index):
+    x = rt.randn(6, 4, requires_grad=True)
+    g = x.detach().cuda().requires_grad_()
+    if index == "mask":
+        index = x.detach() > 0
+    y = x[index]
+    w = rt.randn(*y.shape)
+    (y * w).sum().backward()
+    (g[on_gpu(index)] * w.cuda()).sum().backward()
+    assert g.grad.is_cuda
+    close(g.grad, x.grad)
+
+
+SETS = [
+    (lambda x: [4, 0, 2], 0.5),
+    (lambda x: [1, 1, 3, 1], lambda n: rt.arange(float(n * 7)).view(n, 7)),  # repeats: the last value wins
+    (lambda x: ([0, 2], [6, -1]), lambda n: rt.tensor([-1.5, 2.5])),
+    (lambda x: x > 0.5, -0.0),                                               # a whole mask: masked_fill_
+    (lambda x: x > 0.5, lambda n: rt.arange(float(n))),
+    (lambda x: (slice(1, None), x[0] < 0), 9.0),
+    (lambda x: ([[1], [3]], [2, 0]), lambda n: rt.tensor(-0.0)),              # broadcast value
+]
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", SETS, ids=[str(i) for i in range(len(SETS))])
+def test_setitem_with_advanced_indices_on_cuda(case):
+    make_index, value = case
+    x = rt.randn(5, 7)
+    index = make_index(x)
+    a, b = x.clone(), x.cuda()
+    v = value(a[index].shape[0]) if callable(value) else value
+    a[index] = v
+    b[on_gpu(index)] = v.cuda() if isinstance(v, rt.Tensor) else v
+    assert b.is_cuda
+    np.testing.assert_array_equal(b.cpu().numpy(), a.numpy())
+    assert (np.signbit(b.cpu().numpy()) == np.signbit(a.numpy())).all()  # -0.0 stays -0.0
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["int64", "float16", "bool"])
+def test_setitem_through_a_view_and_other_dtypes_on_cuda(dtype):
+    x = (rt.randn(6, 8) * 10).to(getattr(rt, dtype))
+    a, b = x.clone(), x.cuda()
+    a[1:, ::2][[0, 2, 2]] = 1
+    b[1:, ::2][[0, 2, 2]] = 1
+    assert rt.equal(b.cpu(), a)
+    b[b.cpu() != 0] = 0
+    assert not b.cpu().to(rt.float32).abs().sum().item()
+
+
+@needs_gpu
+def test_setitem_refuses_autograd_on_cuda():
+    g = rt.randn(4, 3, device="cuda", requires_grad=True)
+    with pytest.raises(NotImplementedError, match="does not record autograd"):
+        g[[0, 1]] = 0.0
+    with pytest.raises(NotImplementedError, match="does not record autograd"):
+        g[g.detach() > 0] = 0.0
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_gather_scatter_add_index_select_match_the_cpu(dtype):
+    dt = getattr(rt, dtype)
+    tol = 1e-5 if dtype in ("float32", "float64") else 3e-2
+    x = rt.randn(4, 5).to(dt).requires_grad_()
+    src = rt.randn(4, 3).to(dt).requires_grad_()
+    g, gsrc = x.detach().cuda().requires_grad_(), src.detach().cuda().requires_grad_()
+    idx = rt.randint(0, 5, (4, 3))
+    rows = rt.tensor([3, 0, 3, 1], dtype=rt.int32)
+
+    def f(x, src, idx, rows):
+        return x.gather(1, idx) * 2 + x.scatter_add(1, idx, src).sum(1, keepdim=True) + x.index_select(0, rows)[:, :3]
+
+    out, gout = f(x, src, idx, rows), f(g, gsrc, idx.cuda(), rows.cuda())
+    assert gout.is_cuda and gout.dtype is dt
+    close(gout, out, tol)
+    w = rt.randn(4, 3).to(dt)
+    (out * w).sum().backward()
+    (gout * w.cuda()).sum().backward()
+    close(g.grad, x.grad, tol)
+    close(gsrc.grad, src.grad, tol)
+
+
+@needs_gpu
+def test_index_ops_on_integers_and_one_hot_on_cuda():
+    x = rt.randint(-9, 9, (6, 4))
+    idx = rt.randint(0, 6, (5, 4))
+    assert rt.equal(x.cuda().gather(0, idx.cuda()).cpu(), x.gather(0, idx))
+    assert rt.equal(x.cuda().scatter_add(0, idx.cuda(), x[:5].cuda()).cpu(), x.scatter_add(0, idx, x[:5]))
+    labels = rt.tensor([[0, 6, 2, 2], [5, 1, 0, 3]])
+    assert rt.equal(nn.functional.one_hot(labels.cuda()).cpu(), nn.functional.one_hot(labels))
+    assert nn.functional.one_hot(labels.cuda(), 9).is_cuda
+    with pytest.raises(ValueError, match="smaller than num_classes"):
+        nn.functional.one_hot(labels.cuda(), 3)
+    with pytest.raises(ValueError, match="non-negative, got -2 at flat position 1"):
+        nn.functional.one_hot(rt.tensor([1, -2, 0, -3]).cuda())
+
+
+@needs_gpu
+def test_index_ops_report_a_bad_index_found_on_the_device():
+    g = rt.randn(3, 4, device="cuda")
+    with pytest.raises(IndexError, match=r"gather: index 4 is out of bounds for dimension 1 with size 4.*\[3, 4\]"):
+        g.gather(1, rt.tensor([[0, 4]]).cuda())
+    with pytest.raises(IndexError, match="index_select: index -1 is out of bounds for dimension 0 with size 3"):
+        g.index_select(0, rt.tensor([-1]).cuda())
+    with pytest.raises(IndexError, match="scatter_add: index 3 is out of bounds for dimension 0 with size 3"):
+        g.scatter_add(0, rt.tensor([[3]]).cuda(), g)
+    with pytest.raises(RuntimeError, match="same device"):
+        g.index_select(0, rt.tensor([0]))
+    assert g.gather(1, rt.tensor([[3]]).cuda()).item() == g[0, 3].item()  # the stream is usable after an error
+
+
+# ---- reductions, losses and pooling composed of kernels (engine/src/ops/composed.h) ----------
+@needs_gpu
+@pytest.mark.parametrize("op", [
+    lambda x: x.var(1), lambda x: x.std(0, keepdim=True), lambda x: x.std(), lambda x: x.prod(1),
+    lambda x: x.logsumexp(1), lambda x: rt.maximum(x, x * 0.5),
+    lambda x: x.abs().pow(x), lambda x: 2 ** x,
+    lambda x: nn.functional.mse_loss(x, x.detach() * 0.5 + 1),
+    lambda x: nn.functional.binary_cross_entropy_with_logits(x * 10, (x.detach() > 0).float(),
+                                                             pos_weight=rt.full((5,), 2.0, device=x.device)),
+    lambda x: nn.functional.adaptive_avg_pool2d(x.view(1, 1, 6, 5), (4, 3)),
+], ids=["var", "std keepdim", "std all", "prod", "logsumexp", "maximum", "pow x^x", "pow 2^x", "mse_loss",
+        "bce_with_logits", "adaptive_avg_pool2d"])
+def test_composed_ops_and_their_gradients_match_the_cpu(op):
+    base = rt.randn(6, 5)
+    base[2, 3] = 0.0  # a zero for prod's exact gradient
+    x = base.clone().requires_grad_()
+    g = base.cuda().requires_grad_()
+    yc, yg = op(x), op(g)
+    assert yg.is_cuda and yg.shape == yc.shape and yg.grad_fn.name() == yc.grad_fn.name()
+    close(yg.cpu(), yc, 1e-4)
+    w = rt.randn(yc.shape)
+    (yc * w).sum().backward()
+    (yg * w.cuda()).sum().backward()
+    close(g.grad.cpu(), x.grad, 1e-4)
+
+
+@needs_gpu
+def test_all_any_and_multinomial_on_cuda():
+    m = rt.rand(7, 9) > 0.2
+    assert rt.equal(m.cuda().all(1).cpu(), m.all(1)) and rt.equal(m.cuda().any(0).cpu(), m.any(0))
+    assert m.cuda().any().item() is True
+    w = rt.rand(3, 10)
+    rt.manual_seed(3)
+    on_cpu = rt.multinomial(w, 6)
+    rt.manual_seed(3)
+    on_gpu = rt.multinomial(w.cuda(), 6)
+    assert on_gpu.is_cuda and rt.equal(on_gpu.cpu(), on_cpu)  # the same draws on every device
+
+
+@needs_gpu
+@pytest.mark.parametrize("make", [
+    lambda ps: rt.optim.Adam(ps, lr=1e-2, amsgrad=True, weight_decay=1e-2),
+    lambda ps: rt.optim.AdamW(ps, lr=1e-2, weight_decay=0.1),
+    lambda ps: rt.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, maximize=True),
+], ids=["adam amsgrad", "adamw", "sgd nesterov maximize"])
+def test_python_optimizers_take_the_fused_step_on_cuda_and_match_the_cpu(make):
+    rt.manual_seed(0)
+    cpu = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    gpu = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    gpu.load_state_dict(cpu.state_dict())
+    gpu.cuda()
+    opt_cpu, opt_gpu = make(cpu.parameters()), make(gpu.parameters())
+    x, y = rt.randn(32, 8), rt.randint(0, 4, (32,))
+    for _ in range(3):
+        for model, opt, xb, yb in ((cpu, opt_cpu, x, y), (gpu, opt_gpu, x.cuda(), y.cuda())):
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(xb), yb).backward()
+            opt.step()
+    for a, b in zip(cpu.parameters(), gpu.parameters()):
+        assert b.is_cuda
+        close(b.cpu(), a, 1e-4)

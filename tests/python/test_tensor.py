@@ -41,6 +41,23 @@ def test_factories_accept_varargs_and_tuples():
     assert rt.zeros(2, requires_grad=True).requires_grad
 
 
+def test_multinomial_draws_reproducibly_from_the_weights():
+    w = rt.tensor([[0.0, 1.0, 3.0, 0.0], [2.0, 0.0, 0.0, 2.0]])
+    rt.manual_seed(5)
+    a = rt.multinomial(w, 200, replacement=True)
+    rt.manual_seed(5)
+    assert rt.equal(rt.multinomial(w, 200, replacement=True), a)
+    assert a.shape == (2, 200) and a.dtype is rt.int64
+    assert set(a[0].tolist()) == {1, 2} and set(a[1].tolist()) == {0, 3}  # zero weights are never drawn
+    assert 0.6 < (a[0] == 2).double().mean().item() < 0.9                  # weight 3 of 4
+    once = rt.multinomial(rt.tensor([1.0, 1.0, 1.0, 5.0]), 4)
+    assert sorted(once.tolist()) == [0, 1, 2, 3]                            # without replacement: each once
+    with pytest.raises(RuntimeError, match="without replacement"):
+        rt.multinomial(rt.tensor([1.0, 1.0]), 3)
+    with pytest.raises(RuntimeError, match="element < 0"):
+        rt.multinomial(rt.tensor([1.0, -1.0]), 1)
+
+
 def test_size_is_a_tuple():
     s = rt.zeros(2, 3).shape
     assert isinstance(s, tuple) and isinstance(s, rt.Size)

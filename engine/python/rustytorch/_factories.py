@@ -111,12 +111,14 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Indices drawn from the rows of `input` (non-negative weights); uniforms come from the
-    engine's generator, so rt.manual_seed makes the draws reproducible."""
+    engine's generator, so rt.manual_seed makes the draws reproducible. A GPU input is read back
+    (one copy of the weights, as PyTorch's CUDA multinomial also synchronises) and the indices go
+    to its device: the same draws on every device for one seed."""
     import numpy as np
     _check_unused(None, False, out)
     if input.dim() not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got {input.dim()}")
-    probs = input.detach().double().numpy().reshape(-1, input.shape[-1]).copy()
+    probs = input.detach().double().cpu().numpy().reshape(-1, input.shape[-1]).copy()
     rows, n = probs.shape
     if (probs < 0).any() or not np.isfinite(probs).all():
         raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
@@ -139,5 +141,5 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             if not replacement:
                 p = p.copy()
                 p[j] = 0
-    result = _C.from_numpy(out_idx)
+    result = _C.from_numpy(out_idx).to(input.device)
     return result.view(num_samples) if input.dim() == 1 else result

@@ -75,6 +75,9 @@ void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, c
 void max_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const Tensor& indices, const PoolWindow& w);
 void avg_pool2d(const Tensor& out, const Tensor& input, const PoolWindow& w, bool count_include_pad);
 void avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const PoolWindow& w, bool count_include_pad);
+// adaptive_avg_pool2d to out's last two sizes (PyTorch's floor/ceil windows), and its backward.
+void adaptive_avg_pool2d(const Tensor& out, const Tensor& input);
+void adaptive_avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out);
 
 // Softmax or log-softmax of x along dim, and its backward from the output y.
 void softmax(const Tensor& out, const Tensor& x, int64_t dim, bool log);

@@ -92,4 +92,15 @@ void avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out, const
                                     detail::stream_of(grad_input.device()));
 }
 
+void adaptive_avg_pool2d(const Tensor& out, const Tensor& input) {
+  detail::DeviceGuard guard(out.device().index);
+  cuda_kernels::adaptive_avg_pool2d_forward(detail::arg(out), detail::arg(input), detail::stream_of(out.device()));
+}
+
+void adaptive_avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_out) {
+  detail::DeviceGuard guard(grad_input.device().index);
+  cuda_kernels::adaptive_avg_pool2d_backward(detail::arg(grad_input), detail::arg(grad_out),
+                                             detail::stream_of(grad_input.device()));
+}
+
 }  // namespace rt::cuda::ops

@@ -1,7 +1,9 @@
 // Losses: cross_entropy (fused log_softmax + nll), nll_loss, mse_loss, binary_cross_entropy_with_logits.
+#include <array>
 #include <cmath>
 #include <limits>
 
+#include "composed.h"
 #include "cuda/ops.h"
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
@@ -305,6 +307,40 @@ Tensor bce_map(ScalarType dt, const Shape& shape, const Tensor& x, const Tensor&
   return out;
 }
 
+// mse_loss on a GPU (composed.h), recorded as the same node as on the CPU.
+Tensor mse_loss_cuda(const Tensor& input, const Tensor& target, const Tensor& x, const Tensor& t, Reduction red) {
+  using namespace detail::composed;
+  Tensor out = detail::composed::reduce_loss(mse_elementwise(x, t), red == Reduction::Mean, red == Reduction::Sum);
+  if (autograd::any_requires_grad(input, target)) {
+    const bool gi = input.requires_grad(), gt = target.requires_grad();
+    const int64_t n = numel_of(broadcast_shapes(x.sizes(), t.sizes(), "mse_loss"));
+    autograd::record("MseLossBackward0", {input, target}, {out},
+                     [red, n, gi, gt, sx = SavedTensor(x), st = SavedTensor(t)](const TensorList& g) {
+                       const Tensor gx = mse_backward(sx.unpack(), st.unpack(), per_element_grad(g[0], red, n));
+                       return TensorList{gi ? gx : Tensor(), gt ? neg(gx) : Tensor()};
+                     });
+  }
+  return out;
+}
+
+// binary_cross_entropy_with_logits on a GPU (composed.h), recorded as the same node as on the CPU.
+Tensor bce_with_logits_cuda(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& pos_weight,
+                            const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& pw, Reduction red) {
+  using namespace detail::composed;
+  Tensor out = detail::composed::reduce_loss(bce_with_logits_elementwise(x, t, w, pw), red == Reduction::Mean, red == Reduction::Sum);
+  if (autograd::any_requires_grad(input, target, weight, pos_weight)) {
+    const bool need[4] = {input.requires_grad(), target.requires_grad(), weight.defined() && weight.requires_grad(),
+                          pos_weight.defined() && pos_weight.requires_grad()};
+    autograd::record("BinaryCrossEntropyWithLogitsBackward0", {input, target, weight, pos_weight}, {out},
+                     [red, n = x.numel(), need = std::array<bool, 4>{need[0], need[1], need[2], need[3]},
+                      sx = SavedTensor(x), st = SavedTensor(t), sw = SavedTensor(w), sp = SavedTensor(pw)](const TensorList& g) {
+                       return bce_with_logits_backward(sx.unpack(), st.unpack(), sw.unpack(), sp.unpack(),
+                                                       per_element_grad(g[0], red, n), need.data());
+                     });
+  }
+  return out;
+}
+
 void check_broadcasts_to(const char* op, const char* name, const Tensor& t, const Shape& shape) {
   if (!t.defined()) return;
   bool ok = t.dim() <= int64_t(shape.size());
@@ -336,6 +372,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   const ScalarType dt = promote_types(input.dtype(), target.dtype());
   const Shape shape = broadcast_shapes(input.sizes(), target.sizes(), "mse_loss");
   Tensor x = detail::convert(input.detach(), dt), t = detail::convert(target.detach(), dt);
+  if (detail::op_device("mse_loss", x, t).is_cuda()) return mse_loss_cuda(input, target, x, t, red);
   Tensor el = make_tensor(shape, dt);
   cpu::ElementwiseLoop loop(el, {x, t});
   visit_float(dt, "mse_loss", "input", [&]<typename T>() {
@@ -375,6 +412,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   Tensor x = detail::convert(input.detach(), dt), t = detail::convert(target.detach(), dt);
   Tensor w = weight.defined() ? detail::convert(weight.detach(), dt) : scalar_of(1.0, dt);
   Tensor pw = pos_weight.defined() ? detail::convert(pos_weight.detach(), dt) : scalar_of(1.0, dt);
+  if (detail::op_device(op, x, t, w, pw).is_cuda()) return bce_with_logits_cuda(input, target, weight, pos_weight, x, t, w, pw, red);
   Tensor el = bce_map(dt, shape, x, t, w, pw, [](auto xv, auto tv, auto wv, auto pv) {
     using C = decltype(xv);
     return wv * ((C(1) - tv) * xv - (C(1) + (pv - C(1)) * tv) * log_sigmoid(xv));

@@ -161,6 +161,19 @@ Tensor avg_pool2d_cuda(const PoolShape& s, const Tensor& input, bool count_inclu
   return out;
 }
 
+Tensor adaptive_avg_pool2d_cuda(const PoolShape& s, const Tensor& input) {
+  Tensor out = make_tensor(s.out_shape, input.dtype(), input.device());
+  cuda::ops::adaptive_avg_pool2d(out, input.contiguous());
+  if (autograd::any_requires_grad(input))
+    autograd::record("AdaptiveAvgPool2DBackward0", {input}, {out}, [shape = input.sizes()](const TensorList& g) {
+      OpGuard guard("_adaptive_avg_pool2d_backward", g[0]);
+      Tensor gin = make_tensor(shape, g[0].dtype(), g[0].device());
+      cuda::ops::adaptive_avg_pool2d_backward(gin, g[0].contiguous());
+      return TensorList{gin};
+    });
+  return out;
+}
+
 int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
 int64_t adaptive_end(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
 
@@ -283,6 +296,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, const Shape& output_size) {
   s.oH = o[0], s.oW = o[1];
   s.out_shape.push_back(s.oH);
   s.out_shape.push_back(s.oW);
+  if (input.is_cuda()) return adaptive_avg_pool2d_cuda(s, input);
   const Tensor in = dense(input);
   Tensor out = make_tensor(s.out_shape, input.dtype());
   const int64_t work = std::max<int64_t>(s.H * s.W, s.oH * s.oW);

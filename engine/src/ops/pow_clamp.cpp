@@ -1,6 +1,7 @@
 // pow (three forms), square, clamp, maximum, minimum, and the in-place pow_ and clamp_.
 #include <limits>
 
+#include "composed.h"
 #include "pointwise.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -100,6 +101,7 @@ Tensor pow_scalar_backward(const Tensor& grad, const Tensor& x, double e) {
 }
 
 Tensor pow_exponent_backward(const Tensor& grad, const Tensor& base, const Tensor& exponent, ScalarType dt) {
+  if (grad.is_cuda()) return detail::composed::pow_exponent_backward(grad, base, exponent, dt);
   return map_grad3("pow_backward_exponent", dt, grad, base, exponent, [](auto g, auto x, auto y) {
     using C = decltype(x);
     return (x == C(0) && y >= C(0)) ? C(0) : g * std::pow(x, y) * std::log(x);
@@ -174,6 +176,7 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
   if (autograd::any_requires_grad(a, b) && is_floating(dt)) {
     // Ties split the gradient evenly; the operand that loses gets none.
     auto backward = [dt, is_max](const Tensor& g, const Tensor& x, const Tensor& y) {
+      if (g.is_cuda()) return detail::composed::extremum_backward(is_max, g, x, y);
       const char* op = is_max ? "maximum_backward" : "minimum_backward";
       return map_grad3(op, dt, g, x, y, [is_max](auto gv, auto xv, auto yv) {
         using V = decltype(gv);
@@ -217,7 +220,9 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
            [sa = SavedTensor(a), se = SavedTensor(exponent), dt, ga, ge](const TensorList& g) {
              Tensor x = sa.unpack(), y = se.unpack();
              Tensor gx, gy;
-             if (ga)
+             if (ga && g[0].is_cuda())
+               gx = detail::composed::pow_base_backward(g[0], x, y, dt);
+             else if (ga)
                gx = map_grad3("pow_backward_self", dt, g[0], x, y, [](auto gv, auto xv, auto yv) {
                  using C = decltype(xv);
                  return yv == C(0) ? C(0) : gv * yv * std::pow(xv, yv - C(1));

@@ -3,12 +3,14 @@
 #include <functional>
 #include <tuple>
 
+#include "composed.h"
 #include "reduce_cuda.h"
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
+#include "rt/ops/view.h"
 
 namespace rt {
 using autograd::record;
@@ -66,6 +68,9 @@ Shape dims_of(std::optional<int64_t> dim) { return dim ? Shape{*dim} : Shape{}; 
 template <bool Any>
 Tensor all_any(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* op) {
   OpGuard guard(op, t);
+  if (t.is_cuda())
+    return detail::cuda_reduce(Any ? cuda::ops::ReduceOp::Any : cuda::ops::ReduceOp::All, t, dims_of(dim), keepdim,
+                               kBool, op).first;
   auto plan = cpu::ReducePlan::make(t, dims_of(dim), keepdim, op);
   Tensor out = make_tensor(plan.out_shape, kBool);
   bool* o = out.data_ptr<bool>();
@@ -130,6 +135,16 @@ Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
   OpGuard guard("prod", t);
   const Shape dims = dims_of(dim);
   const ScalarType out_dtype = is_floating(t.dtype()) ? t.dtype() : kInt64;
+  if (t.is_cuda()) {
+    auto [out, plan] = detail::cuda_reduce(cuda::ops::ReduceOp::Prod, t, dims, keepdim, out_dtype, "prod");
+    if (autograd::any_requires_grad(t))
+      record(dim ? "ProdBackward1" : "ProdBackward0", {t}, {out},
+             [st = SavedTensor(t), so = SavedTensor(out), kept = plan.kept_shape, d = dim](const TensorList& g) {
+               return TensorList{detail::composed::prod_backward(st.unpack(), reshape(g[0], kept),
+                                                                 reshape(so.unpack(), kept), d)};
+             });
+    return out;
+  }
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, "prod");
   Tensor out = make_tensor(plan.out_shape, out_dtype);
   const int64_t inner = plan.inner;

@@ -3,9 +3,12 @@
 #include <functional>
 #include <limits>
 
+#include "composed.h"
+#include "reduce_cuda.h"
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
 #include "rt/dispatch.h"
+#include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
 #include "rt/ops/view.h"
@@ -69,6 +72,19 @@ Tensor var_std(const Tensor& t, const Shape& dims, int64_t correction, bool keep
   const char* op = take_sqrt ? "std" : "var";
   OpGuard guard(op, t);
   detail::require_floating(t, op);
+  if (t.is_cuda()) {
+    auto [out, plan] = detail::cuda_reduce(take_sqrt ? cuda::ops::ReduceOp::Std : cuda::ops::ReduceOp::Var, t, dims,
+                                           keepdim, t.dtype(), op, correction);
+    if (autograd::any_requires_grad(t))
+      record(take_sqrt ? "StdBackward0" : "VarBackward0", {t}, {out},
+             [st = SavedTensor(t), so = SavedTensor(out), kept = plan.kept_shape, rdims = plan.dims, n = plan.inner,
+              correction, take_sqrt](const TensorList& g) {
+               return TensorList{detail::composed::var_std_backward(st.unpack(), reshape(g[0], kept),
+                                                                    reshape(so.unpack(), kept), rdims, n, correction,
+                                                                    take_sqrt)};
+             });
+    return out;
+  }
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, op);
   Tensor out = make_tensor(plan.out_shape, t.dtype());
   const double denom = std::max(0.0, double(plan.inner - correction));
@@ -122,6 +138,19 @@ Tensor norm_cuda(const Tensor& t, double p, const Shape& dims, bool keepdim) {
   throw NotImplementedError("norm on CUDA: order p=" + std::to_string(p) +
                             " is not implemented yet (p = 1 and 2 are, and p = inf without autograd); "
                             "compute it on the CPU with t.cpu()" + module_context());
+}
+
+// logsumexp on a GPU: composed of amax, exp, sum and log, recorded as one node.
+Tensor logsumexp_cuda(const Tensor& t, const Shape& dims, bool keepdim) {
+  const auto plan = cpu::ReducePlan::describe(t, dims, keepdim, "logsumexp");
+  // Over zero elements the sum of exps is 0: -inf, as on the CPU (amax has no identity there).
+  Tensor out = plan.inner == 0 ? full(plan.out_shape, -kInf, TensorOptions(t.dtype()).with_device(t.device()))
+                               : detail::composed::logsumexp(t, plan.dims, keepdim);
+  if (autograd::any_requires_grad(t))
+    record("LogsumexpBackward0", {t}, {out}, [st = SavedTensor(t), so = SavedTensor(out), k = plan.kept_shape](const TensorList& g) {
+      return TensorList{detail::composed::logsumexp_backward(st.unpack(), reshape(g[0], k), reshape(so.unpack(), k))};
+    });
+  return out;
 }
 
 }  // namespace
@@ -178,6 +207,7 @@ Tensor norm(const Tensor& t, const Scalar& p_in, const Shape& dims, bool keepdim
 Tensor logsumexp(const Tensor& t, const Shape& dims, bool keepdim) {
   OpGuard guard("logsumexp", t);
   detail::require_floating(t, "logsumexp");
+  if (t.is_cuda()) return logsumexp_cuda(t, dims, keepdim);
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, "logsumexp");
   Tensor out = make_tensor(plan.out_shape, t.dtype());
   visit_dtype(t.dtype(), [&]<typename T>() {

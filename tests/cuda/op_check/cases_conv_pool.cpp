@@ -66,6 +66,13 @@ void add_conv_pool_cases(OpCheck& check) {
     check.run({.op = "avg_pool2d", .variant = std::string("3x3 stride 2 padding 1 count_include_pad=") + (include_pad ? "true" : "false"),
                .inputs = {randn_t({2, 3, 9, 10})}, .grad = {true}, .tol = Tol::Reduction,
                .fn = one([include_pad](const TensorList& in, Device) { return rt::avg_pool2d(in[0], {3}, {2}, {1}, false, include_pad); })});
+  // adaptive_avg_pool2d: uneven windows (7 -> 3 overlaps), identity, global, and upsampling sizes.
+  for (ScalarType dt : {kFloat32, kFloat16, kBFloat16})
+    for (const Shape& o : {Shape{3, 2}, Shape{1, 1}, Shape{7, 5}, Shape{9, 6}})
+      check.run({.op = "adaptive_avg_pool2d", .variant = "to " + format_shape(o), .inputs = {randn_t({2, 3, 7, 5}, dt)}, .grad = {true},
+                 .tol = Tol::Reduction, .fn = one([o](const TensorList& in, Device) { return rt::adaptive_avg_pool2d(in[0], o); })});
+  check.run({.op = "adaptive_avg_pool2d", .variant = "unbatched, non-contiguous", .inputs = {randn_t({8, 9, 3})}, .grad = {true},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::adaptive_avg_pool2d(in[0].permute({2, 0, 1}), {4, 4}); })});
   check.run({.op = "avg_pool2d", .variant = "ceil_mode", .inputs = {randn_t({1, 2, 7, 7})}, .grad = {true}, .tol = Tol::Reduction,
              .fn = one([](const TensorList& in, Device) { return rt::avg_pool2d(in[0], {2}, {2}, {0}, true); })});
 

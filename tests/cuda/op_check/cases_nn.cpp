@@ -92,6 +92,23 @@ void losses(OpCheck& check) {
                .grad = {true, false, false}, .tol = Tol::Reduction,
                .fn = one([=](const TensorList& in, Device) { return rt::nll_loss(in[0], in[1], in[2], 2, red); })});
   }
+  for (const char* red : {"mean", "sum", "none"}) {
+    const std::string r = std::string("reduction=") + red;
+    for (ScalarType dt : kFloatTypes) {
+      check.run({.op = "mse_loss", .variant = r, .inputs = {randn_t({8, 9}, dt), randn_t({8, 9}, dt)}, .grad = {true, true},
+                 .tol = Tol::Reduction, .fn = one([=](const TensorList& in, Device) { return rt::mse_loss(in[0], in[1], red); })});
+      check.run({.op = "binary_cross_entropy_with_logits", .variant = r, .inputs = {randn_t({8, 9}, dt) * 4, uniform_t({8, 9}, 0, 1, dt)},
+                 .grad = {true, true}, .tol = Tol::Reduction,
+                 .fn = one([=](const TensorList& in, Device) { return rt::binary_cross_entropy_with_logits(in[0], in[1], {}, red); })});
+    }
+    check.run({.op = "mse_loss", .variant = r + " broadcast target", .inputs = {randn_t({8, 9}), randn_t({9})}, .grad = {true, true},
+               .tol = Tol::Reduction, .fn = one([=](const TensorList& in, Device) { return rt::mse_loss(in[0], in[1], red); })});
+    check.run({.op = "binary_cross_entropy_with_logits", .variant = r + " weight pos_weight, large logits",
+               .inputs = {randn_t({8, 9}) * 30, uniform_t({8, 9}, 0, 1), uniform_t({9}, 0.2, 2), uniform_t({9}, 0.5, 3)},
+               .grad = {true, true, true, true}, .tol = Tol::Reduction, .fn = one([=](const TensorList& in, Device) {
+                 return rt::binary_cross_entropy_with_logits(in[0], in[1], in[2], red, in[3]);
+               })});
+  }
   check.run({.op = "cross_entropy", .variant = "many classes", .inputs = {randn_t({64, 5003}), randint_t(0, 5003, {64})}, .grad = {true, false},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1]); })});
   check.run({.op = "cross_entropy", .variant = "all targets ignored (NaN mean)", .inputs = {randn_t({4, 3}), rt::full({4}, int64_t(-100), kInt64)},

@@ -21,6 +21,10 @@ void add_pow_clamp_cases(OpCheck& check) {
     check.run({.op = "minimum", .inputs = {randint_t(-3, 4, {4, 6}).to(dt), randint_t(-3, 4, {4, 1}).to(dt)}, .grad = {true, true},
                .fn = one([](const TensorList& in, Device) { return rt::minimum(in[0], in[1]); })});
   }
+  check.run({.op = "pow", .variant = "2^y (number base)", .inputs = {uniform_t({5, 7}, -3, 3)}, .grad = {true},
+             .fn = one([](const TensorList& in, Device) { return rt::pow(Scalar(2.0), in[0]); })});
+  check.run({.op = "pow", .variant = "x^y with zero bases and exponents", .inputs = {randint_t(0, 3, {4, 6}).to(kFloat32), randint_t(0, 3, {6}).to(kFloat32)},
+             .grad = {true, true}, .fn = one([](const TensorList& in, Device) { return rt::pow(in[0], in[1]); })});
   check.run({.op = "pow", .variant = "int64 ^ 2", .inputs = {randint_t(-20, 20, {12})}, .tol = Tol::Exact,
              .fn = one([](const TensorList& in, Device) { return rt::pow(in[0], 2); })});
   check.run({.op = "pow", .variant = "negative base ^ 0.5 (NaN)", .inputs = {uniform_t({20}, -1, 1)}, .grad = {true},

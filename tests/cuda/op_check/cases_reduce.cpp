@@ -1,5 +1,7 @@
 // Reductions over various dims (keepdim both): sum, mean, amax/amin, max/min, argmax/argmin,
-// norm p=1 and 2; integer and bool sums; sizes larger than one block.
+// norm p=1 and 2, var/std, logsumexp, prod, all/any; integer and bool sums; sizes larger than one block.
+#include <cmath>
+
 #include "cases.h"
 
 namespace rt::op_check {
@@ -42,7 +44,44 @@ void add_reduce_cases(OpCheck& check) {
                  .fn = one([=](const TensorList& in, Device) { return rt::sum(in[0], dims, keepdim); })});
       check.run({.op = "amax", .variant = "int64 " + v, .inputs = {randint_t(-100, 100, {4, 5, 6})}, .tol = Tol::Exact,
                  .fn = one([=](const TensorList& in, Device) { return rt::amax(in[0], dims, keepdim); })});
+      for (ScalarType dt : kFloatTypes) {
+        check.run({.op = "var", .variant = v, .inputs = {randn_t({4, 5, 6}, dt)}, .grad = {true}, .tol = Tol::Reduction,
+                   .fn = one([=](const TensorList& in, Device) { return rt::var(in[0], dims, 1, keepdim); })});
+        check.run({.op = "std", .variant = v, .inputs = {randn_t({4, 5, 6}, dt)}, .grad = {true}, .tol = Tol::Reduction,
+                   .fn = one([=](const TensorList& in, Device) { return rt::std(in[0], dims, 1, keepdim); })});
+        check.run({.op = "logsumexp", .variant = v, .inputs = {randn_t({4, 5, 6}, dt) * 4}, .grad = {true}, .tol = Tol::Reduction,
+                   .fn = one([=](const TensorList& in, Device) { return rt::logsumexp(in[0], dims, keepdim); })});
+      }
+      check.run({.op = "var", .variant = "correction=0 " + v, .inputs = {randn_t({4, 5, 6})}, .grad = {true}, .tol = Tol::Reduction,
+                 .fn = one([=](const TensorList& in, Device) { return rt::var(in[0], dims, 0, keepdim); })});
     }
+  for (bool keepdim : {false, true})
+    for (std::optional<int64_t> d : {std::optional<int64_t>(), std::optional<int64_t>(0), std::optional<int64_t>(-1)}) {
+      const std::string v = (d ? "dim=" + std::to_string(*d) : std::string("all")) + (keepdim ? " keepdim" : "");
+      // Values near 1 keep the product in range; planted zeros (one per row of some rows, two in
+      // others) exercise the exact gradient at zeros.
+      for (ScalarType dt : kFloatTypes)
+        check.run({.op = "prod", .variant = v, .inputs = {rt::masked_fill(uniform_t({6, 5}, 0.7, 1.3, dt), mask_t({6, 5}, 0.15), 0.0)},
+                   .grad = {true}, .tol = Tol::Reduction,
+                   .fn = one([=](const TensorList& in, Device) { return rt::prod(in[0], d, keepdim); })});
+      check.run({.op = "prod", .variant = "int64 " + v, .inputs = {randint_t(-3, 4, {6, 5})}, .tol = Tol::Exact,
+                 .fn = one([=](const TensorList& in, Device) { return rt::prod(in[0], d, keepdim); })});
+      check.run({.op = "all", .variant = v, .inputs = {mask_t({6, 5}, 0.9)}, .tol = Tol::Exact,
+                 .fn = one([=](const TensorList& in, Device) { return rt::all(in[0], d, keepdim); })});
+      check.run({.op = "any", .variant = v, .inputs = {mask_t({6, 5}, 0.1)}, .tol = Tol::Exact,
+                 .fn = one([=](const TensorList& in, Device) { return rt::any(in[0], d, keepdim); })});
+      check.run({.op = "any", .variant = "float32 with NaN " + v, .inputs = {randint_t(0, 2, {6, 5}).to(kFloat32)}, .tol = Tol::Exact,
+                 .fn = one([=](const TensorList& in, Device) {
+                   return rt::any(rt::where(in[0].gt(scalar_to_tensor(0.5)), in[0], scalar_to_tensor(0.0)) / in[0], d, keepdim);
+                 })});
+    }
+  check.run({.op = "logsumexp", .variant = "rows of -inf and +inf", .inputs = {randn_t({4, 6})}, .grad = {false}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) {
+               const Tensor ninf = rt::where(in[0].gt(scalar_to_tensor(-10.0)), scalar_to_tensor(-INFINITY), in[0]);
+               return rt::logsumexp(rt::cat({ninf, in[0], rt::clamp(in[0], std::nullopt, 1.0) * scalar_to_tensor(INFINITY)}, 0), {1});
+             })});
+  check.run({.op = "var", .variant = "large dims=[-1]", .inputs = {randn_t({40, 5000}) + 3}, .grad = {true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::var(in[0], {-1}); })});
   for (bool keepdim : {false, true})
     for (int64_t d : {0, 1, -1})
       for (ScalarType dt : {kFloat32, kFloat16, kBFloat16, kInt64}) {
@@ -52,6 +91,18 @@ void add_reduce_cases(OpCheck& check) {
                    .fn = one([=](const TensorList& in, Device) { return rt::argmax(in[0], d, keepdim); })});
         check.run({.op = "argmin", .variant = v, .inputs = {randn_t({5, 7, 3}).to(dt)}, .tol = Tol::Exact,
                    .fn = one([=](const TensorList& in, Device) { return rt::argmin(in[0], d, keepdim); })});
+        // max/min along a dim: values (with the gradient routed to the chosen index) and indices.
+        const bool floating = dt != kInt64;
+        check.run({.op = "max", .variant = v + " values+indices", .inputs = {randint_t(-3, 4, {5, 7, 3}).to(dt)}, .grad = {floating},
+                   .tol = Tol::Exact, .fn = [=](const TensorList& in, Device) {
+                     auto [values, indices] = rt::max(in[0], d, keepdim);
+                     return TensorList{values, indices};
+                   }});
+        check.run({.op = "min", .variant = v + " values+indices", .inputs = {randn_t({5, 7, 3}).to(dt)}, .grad = {floating},
+                   .tol = Tol::Exact, .fn = [=](const TensorList& in, Device) {
+                     auto [values, indices] = rt::min(in[0], d, keepdim);
+                     return TensorList{values, indices};
+                   }});
       }
   check.run({.op = "argmax", .variant = "all", .inputs = {randn_t({33, 17})}, .tol = Tol::Exact,
              .fn = one([](const TensorList& in, Device) { return rt::argmax(in[0]); })});

@@ -7,11 +7,9 @@
 // instead (needs no GPU): every case must run there and be deterministic. Exit codes: 0 all passed,
 // 1 a case failed, 77 no usable CUDA device (ctest reports the test as skipped, reason printed).
 //
-// Ops knowingly left out: they have no CUDA path yet and throw DeviceError "<op> has no CUDA
-// implementation yet" on a GPU tensor (tests/cuda/test_cuda_dispatch.cpp checks a few):
-//   prod, var/std, logsumexp, all/any, max/min with a dim (values + indices), gather/scatter_add/
-//   index_select/one_hot, mse_loss, binary_cross_entropy_with_logits, adaptive_avg_pool2d,
-//   pow(Scalar, Tensor), and norm of an order other than 1 and 2 (inf only without grad).
+// Ops knowingly left out: norm of an order other than 1 and 2 (inf only without grad) throws
+// NotImplementedError on a GPU. Ops without a CUDA path throw DeviceError "<op> has no CUDA
+// implementation yet" on a GPU tensor (tests/cuda/test_cuda_dispatch.cpp).
 #include <cstdio>
 #include <string>
 
@@ -53,6 +51,7 @@ int main(int argc, char** argv) {
   add_logic_cases(check);
   add_reduce_cases(check);
   add_nn_cases(check);
+  add_index_cases(check);
   add_linalg_cases(check);
   add_conv_pool_cases(check);
   add_memory_cases(check);

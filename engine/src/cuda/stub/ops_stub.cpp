@@ -35,6 +35,8 @@ void max_pool2d(const Tensor&, const Tensor&, const Tensor&, const PoolWindow&) 
 void max_pool2d_backward(const Tensor&, const Tensor&, const Tensor&, const PoolWindow&) { not_built("max_pool2d"); }
 void avg_pool2d(const Tensor&, const Tensor&, const PoolWindow&, bool) { not_built("avg_pool2d"); }
 void avg_pool2d_backward(const Tensor&, const Tensor&, const PoolWindow&, bool) { not_built("avg_pool2d"); }
+void adaptive_avg_pool2d(const Tensor&, const Tensor&) { not_built("adaptive_avg_pool2d"); }
+void adaptive_avg_pool2d_backward(const Tensor&, const Tensor&) { not_built("adaptive_avg_pool2d"); }
 void softmax(const Tensor&, const Tensor&, int64_t, bool) { not_built("softmax"); }
 void softmax_backward(const Tensor&, const Tensor&, const Tensor&, int64_t, bool) { not_built("softmax_backward"); }
 
