@@ -176,6 +176,39 @@ TEST_CASE("optim: Adam and AdamW match the reference update") {
     }
 }
 
+TEST_CASE("optim: adam_step_ and sgd_step_ with caller-held state match the reference update") {
+  for (bool decoupled : {false, true}) {
+    INFO((decoupled ? "adamw" : "adam") << " amsgrad");
+    Tensor p = start_param(kFloat64).detach();
+    Tensor m = zeros_like(p), v = zeros_like(p), vmax = zeros_like(p);
+    AdamRef ref{3e-2, 0.8, 0.95, 1e-6, 0.1, true, decoupled};
+    auto expected = values(p);
+    for (int k = 0; k < 3; ++k) {
+      const auto g = grad_at(k);
+      optim::adam_step_(p, m, v, vmax, from_vector(g, {2, 3}),
+                        {.lr = 3e-2, .beta1 = 0.8, .beta2 = 0.95, .eps = 1e-6, .weight_decay = 0.1,
+                         .decoupled_weight_decay = decoupled},
+                        double(k + 1));
+      ref.step(expected, g);
+      require_close(p, from_vector(expected, {2, 3}), 1e-12, 1e-12);
+    }
+  }
+  Tensor p = start_param(kFloat64).detach(), buf = empty_like(p);
+  SgdRef ref{0.1, 0.9, 0.0, 0.01, true, {}};
+  auto expected = values(p);
+  for (int k = 0; k < 3; ++k) {
+    const auto g = grad_at(k);
+    optim::sgd_step_(p, buf, from_vector(g, {2, 3}), {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true},
+                     /*first=*/k == 0);
+    ref.step(expected, g);
+    require_close(p, from_vector(expected, {2, 3}), 1e-12, 1e-12);
+  }
+  CHECK_THAT(message_of([&] { optim::sgd_step_(p, Tensor(), p, {.lr = 0.1, .momentum = 0.9}, false); }),
+             Catch::Matchers::Contains("needs a momentum buffer"));
+  CHECK_THAT(message_of([&] { optim::adam_step_(p, p, p, Tensor(), p, {}, 0.0); }),
+             Catch::Matchers::Contains("step must be the count after incrementing it"));
+}
+
 TEST_CASE("optim: Adam's first step moves each weight by lr * sign(grad)") {
   Tensor p = tensor({1.0, -2.0, 3.0}).requires_grad_();
   optim::Adam opt({p}, {.lr = 0.1});

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "bind.h"
+#include "rt/optim/functional.h"
 
 namespace rtpy {
 
@@ -171,6 +172,29 @@ void bind_pointwise(py::module_& m) {
         return same(self);
       },
       py::arg("value"));
+  // One optimizer update of one parameter in place (rt/optim/functional.h): the Python optimizers
+  // call these for parameters on a GPU, where one fused kernel replaces their chain of ops.
+  m.def(
+      "_adam_step_",
+      [](const rt::Tensor& param, const rt::Tensor& exp_avg, const rt::Tensor& exp_avg_sq, py::handle max_exp_avg_sq,
+         const rt::Tensor& grad, double lr, double beta1, double beta2, double eps, double weight_decay,
+         bool decoupled_weight_decay, double step) {
+        const rt::Tensor vmax = max_exp_avg_sq.is_none() ? rt::Tensor() : unwrap(max_exp_avg_sq);
+        rt::optim::adam_step_(param, exp_avg, exp_avg_sq, vmax, grad,
+                              {lr, beta1, beta2, eps, weight_decay, decoupled_weight_decay}, step);
+      },
+      py::arg("param"), py::arg("exp_avg"), py::arg("exp_avg_sq"), py::arg("max_exp_avg_sq"), py::arg("grad"),
+      py::kw_only(), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"),
+      py::arg("decoupled_weight_decay"), py::arg("step"));
+  m.def(
+      "_sgd_step_",
+      [](const rt::Tensor& param, py::handle momentum_buffer, const rt::Tensor& grad, double lr, double momentum,
+         double dampening, double weight_decay, bool nesterov, bool first) {
+        const rt::Tensor buf = momentum_buffer.is_none() ? rt::Tensor() : unwrap(momentum_buffer);
+        rt::optim::sgd_step_(param, buf, grad, {lr, momentum, dampening, weight_decay, nesterov}, first);
+      },
+      py::arg("param"), py::arg("momentum_buffer"), py::arg("grad"), py::kw_only(), py::arg("lr"),
+      py::arg("momentum"), py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"), py::arg("first"));
   cls.def("zero_", [](py::handle self) {
     rt::Tensor x = unwrap(self);
     rt::fill_(x, 0);

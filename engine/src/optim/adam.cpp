@@ -1,13 +1,11 @@
 #include "rt/optim/adam.h"
 
-#include <cmath>
-
-#include "cuda/ops.h"
 #include "options_state.h"
 #include "rt/allocator.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
+#include "rt/optim/functional.h"
 
 namespace rt::optim {
 
@@ -38,32 +36,10 @@ void adam_update(Tensor& p, StateDict& st, const AdamHyper& h) {
     }
     if (h.amsgrad && !st.contains("max_exp_avg_sq")) st.insert("max_exp_avg_sq", rt::zeros_like(p));
   }
-  Tensor step = st.at("step"), m = st.at("exp_avg"), v = st.at("exp_avg_sq");
+  Tensor step = st.at("step");
   step.add_(1);
-  const double t = step.item<double>();
-  if (fusable(p, grad)) {  // one kernel for the whole update, same arithmetic
-    cuda::ops::adam_step(p, m, v, h.amsgrad ? st.at("max_exp_avg_sq") : Tensor(), grad,
-                         {h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.decoupled_weight_decay, t});
-    return;
-  }
-  if (h.weight_decay != 0.0) {
-    if (h.decoupled_weight_decay) p.mul_(1.0 - h.lr * h.weight_decay);
-    else grad = grad.add(p, h.weight_decay);
-  }
-  rt::lerp_(m, grad, 1.0 - h.beta1);
-  rt::addcmul_(v.mul_(h.beta2), grad, grad, 1.0 - h.beta2);
-  const double step_size = h.lr / (1.0 - std::pow(h.beta1, t));
-  const double bias_correction2_sqrt = std::sqrt(1.0 - std::pow(h.beta2, t));
-  Tensor denom;
-  if (h.amsgrad) {
-    Tensor vmax = st.at("max_exp_avg_sq");
-    vmax.copy_(rt::maximum(vmax, v));
-    denom = rt::sqrt(vmax);
-  } else {
-    denom = rt::sqrt(v);
-  }
-  denom.div_(bias_correction2_sqrt).add_(h.eps);
-  rt::addcdiv_(p, m, denom, -step_size);
+  adam_step_(p, st.at("exp_avg"), st.at("exp_avg_sq"), h.amsgrad ? st.at("max_exp_avg_sq") : Tensor(), grad,
+             {h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.decoupled_weight_decay}, step.item<double>());
 }
 
 }  // namespace detail

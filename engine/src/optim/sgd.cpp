@@ -1,12 +1,12 @@
 #include "rt/optim/sgd.h"
 
-#include "cuda/ops.h"
 #include "options_state.h"
 #include "rt/allocator.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/view.h"
+#include "rt/optim/functional.h"
 
 namespace rt::optim {
 
@@ -46,40 +46,21 @@ void SGD::step() {
     for (Tensor p : params(g)) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      if (detail::fusable(p, grad)) {  // one kernel for the whole update, same arithmetic
-        Tensor buf;
-        bool first = false;
-        if (o.momentum != 0.0) {
-          StateDict& st = mutable_state(p);
-          Tensor* found = st.find("momentum_buffer");
-          first = !found || !found->defined();
-          if (first) {
-            MemoryCategoryGuard mg(MemoryCategory::OptimizerState);
-            buf = rt::empty_like(p);  // the kernel writes the first step's gradient into it
-            st.insert("momentum_buffer", buf);
-          } else {
-            buf = *found;
-          }
-        }
-        cuda::ops::sgd_step(p, buf, grad, {o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, first});
-        continue;
-      }
-      if (o.weight_decay != 0.0) grad = grad.add(p, o.weight_decay);
+      Tensor buf;
+      bool first = false;
       if (o.momentum != 0.0) {
         StateDict& st = mutable_state(p);
         Tensor* found = st.find("momentum_buffer");
-        Tensor buf;
-        if (!found || !found->defined()) {
+        first = !found || !found->defined();
+        if (first) {
           MemoryCategoryGuard mg(MemoryCategory::OptimizerState);
-          buf = rt::clone(grad);
+          buf = rt::empty_like(p);  // the first step writes the gradient into it
           st.insert("momentum_buffer", buf);
         } else {
           buf = *found;
-          buf.mul_(o.momentum).add_(grad, 1.0 - o.dampening);
         }
-        grad = o.nesterov ? grad.add(buf, o.momentum) : buf;
       }
-      p.add_(grad, -o.lr);
+      sgd_step_(p, buf, grad, {o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov}, first);
     }
   }
 }

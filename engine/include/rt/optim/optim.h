@@ -8,6 +8,7 @@
 #pragma once
 #include "rt/optim/adam.h"
 #include "rt/optim/adamw.h"
+#include "rt/optim/functional.h"
 #include "rt/optim/lr_scheduler.h"
 #include "rt/optim/optimizer.h"
 #include "rt/optim/sgd.h"

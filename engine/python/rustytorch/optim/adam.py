@@ -7,11 +7,13 @@ Per parameter (PyTorch's single-tensor update; state "step" (float32 0-dim), "ex
     g = g + weight_decay * p;  m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
     denom = sqrt(amsgrad ? max(v_max, v) : v) / sqrt(1 - beta2^t) + eps
     p = p - lr / (1 - beta1^t) * m / denom
-AdamW (adamw.py) reuses this update with decoupled weight decay.
+AdamW (adamw.py) reuses this update with decoupled weight decay. Parameters on a GPU take one fused
+kernel per parameter (rt::optim::adam_step_, the C++ Adam's arithmetic) instead of this chain of ops.
 """
 import math
 
 import rustytorch as rt
+from .. import _C
 
 from .._memory import memory_category
 from .optimizer import Optimizer
@@ -65,6 +67,14 @@ class Adam(Optimizer):
                     state["max_exp_avg_sq"] = rt.zeros_like(param)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         state["step"].add_(1)
+        if amsgrad and "max_exp_avg_sq" not in state:
+            raise RuntimeError(f"{type(self).__name__}: amsgrad=True but the loaded state of a parameter has no "
+                               "'max_exp_avg_sq'; it was saved with amsgrad=False")
+        if param.is_cuda:
+            _C._adam_step_(param, exp_avg, exp_avg_sq, state["max_exp_avg_sq"] if amsgrad else None, grad, lr=lr,
+                           beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                           decoupled_weight_decay=self._decoupled_weight_decay, step=float(state["step"].item()))
+            return
         if weight_decay != 0:
             if self._decoupled_weight_decay:
                 param.mul_(1 - lr * weight_decay)
@@ -76,9 +86,6 @@ class Adam(Optimizer):
         bias_correction1 = 1 - beta1 ** step
         bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
         if amsgrad:
-            if "max_exp_avg_sq" not in state:
-                raise RuntimeError(f"{type(self).__name__}: amsgrad=True but the loaded state of a parameter has no "
-                                   "'max_exp_avg_sq'; it was saved with amsgrad=False")
             max_sq = state["max_exp_avg_sq"]
             max_sq.copy_(rt.maximum(max_sq, exp_avg_sq))
             denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)

@@ -6,8 +6,10 @@ Per parameter p with gradient g (PyTorch's single-tensor update; state "momentum
     g = -g if maximize;  g = g + weight_decay * p
     buf = g (first step) or momentum * buf + (1 - dampening) * g;  g = g + momentum * buf if nesterov else buf
     p = p - lr * g
+Parameters on a GPU take one fused kernel per parameter (rt::optim::sgd_step_, the same arithmetic).
 """
 import rustytorch as rt
+from .. import _C
 
 from .._memory import memory_category
 from .optimizer import Optimizer, required
@@ -43,9 +45,12 @@ class SGD(Optimizer):
             if p.grad is None:
                 continue
             d_p = -p.grad if group["maximize"] else p.grad
+            state = self.state[p]
+            if p.is_cuda:
+                self._fused_update(p, d_p, state, group)
+                continue
             if weight_decay != 0:
                 d_p = d_p.add(p, alpha=weight_decay)
-            state = self.state[p]
             if momentum != 0:
                 buf = state.get("momentum_buffer")
                 if buf is None:
@@ -58,3 +63,19 @@ class SGD(Optimizer):
             else:
                 state["momentum_buffer"] = None
             p.add_(d_p, alpha=-lr)
+
+    @staticmethod
+    def _fused_update(p, grad, state, group):
+        momentum = group["momentum"]
+        buf, first = None, False
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                with memory_category("optimizer_state"):
+                    buf = rt.empty_like(p)  # the first step writes the gradient into it
+                first = True
+            state["momentum_buffer"] = buf
+        else:
+            state["momentum_buffer"] = None
+        _C._sgd_step_(p, buf, grad, lr=group["lr"], momentum=momentum, dampening=group["dampening"],
+                      weight_decay=group["weight_decay"], nesterov=group["nesterov"], first=first)

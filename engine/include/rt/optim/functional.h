@@ -1,0 +1,46 @@
+// rt/optim/functional.h — one optimizer update of one parameter, in place, with state tensors the
+// caller keeps (what the optimizer classes do per parameter; the Python optimizers use these for
+// parameters on a GPU).
+//
+//   rt::optim::adam_step_(p, exp_avg, exp_avg_sq, /*max_exp_avg_sq=*/{}, p.grad(),
+//                         {.lr = 1e-3, .weight_decay = 0.01, .decoupled_weight_decay = true}, /*step=*/t);
+//   rt::optim::sgd_step_(p, momentum_buffer, p.grad(), {.lr = 0.1, .momentum = 0.9}, /*first=*/!had_buffer);
+//
+// A parameter on a GPU that is contiguous, with a contiguous gradient of its dtype, takes one fused
+// kernel (kernels/cuda/optimizer_step.h); any other takes the chain of ops of rt::optim::Adam/AdamW
+// and SGD (formulas in rt/optim/adam.h and sgd.h). Both give the classes' results: the kernel
+// repeats the chain's arithmetic op for op.
+// State: exp_avg, exp_avg_sq (and max_exp_avg_sq for amsgrad; undefined otherwise) and the
+// momentum buffer have the parameter's shape, dtype and device. `step` is the step count after
+// incrementing it (>= 1). The SGD buffer is ignored when momentum is 0; with `first` set it is
+// overwritten with the (weight-decayed) gradient instead of updated, as the first step does.
+// Called without recording autograd (under NoGradGuard), like the optimizers' step().
+#pragma once
+#include "rt/tensor.h"
+
+namespace rt::optim {
+
+struct AdamStepOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  bool decoupled_weight_decay = false;  // true: AdamW
+};
+
+void adam_step_(const Tensor& param, const Tensor& exp_avg, const Tensor& exp_avg_sq, const Tensor& max_exp_avg_sq,
+                const Tensor& grad, const AdamStepOptions& options, double step);
+
+struct SgdStepOptions {
+  double lr = 0.01;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+};
+
+void sgd_step_(const Tensor& param, const Tensor& momentum_buffer, const Tensor& grad, const SgdStepOptions& options,
+               bool first);
+
+}  // namespace rt::optim
