@@ -58,6 +58,22 @@ TEST_CASE("var/std backward equals the CPU's, zero spread included", "[composed]
       }
 }
 
+TEST_CASE("norm of any order and its gradient equal the CPU's, with ties, zeros and a zero row", "[composed]") {
+  Tensor x = rt::cat({rt::testing::random_int({4, 5}, -3, 4, 30).to(rt::kFloat64), rt::zeros({1, 5}, rt::kFloat64)}, 0);
+  set(x, {0, 0}, 0.25);
+  for (double p : {0.0, 0.5, 1.0, 2.0, 3.0, 1.5, kInf, -kInf})
+    for (const Shape& dims : {Shape{1}, Shape{}}) {
+      INFO("p " << p << " dims " << rt::format_shape(dims));
+      Tensor a = leaf(x);
+      Tensor out = rt::norm(a, p, dims, /*keepdim=*/true);
+      require_close(composed::norm(x, p, dims.empty() ? Shape{0, 1} : dims, true), out.detach(), 1e-12);
+      const Tensor w = random(out.sizes(), rt::kFloat64, -1, 1, 31);
+      require_close(composed::norm_backward(x, w, out.detach(), p, dims.empty() ? Shape{0, 1} : dims), grad_of(a, out, w),
+                    1e-12, 1e-14);
+    }
+  require_close(composed::norm(x, 2, {1}, false), rt::norm(x, 2, {1}), 1e-12);
+}
+
 TEST_CASE("prod backward equals the CPU's with no, one and two zeros in a row", "[composed]") {
   Tensor x = random({3, 5}, rt::kFloat64, 0.5, 1.5, 3);
   set(x, {1, 2}, 0.0);                       // row 1: one zero

@@ -481,13 +481,14 @@ def test_index_ops_report_a_bad_index_found_on_the_device():
 @needs_gpu
 @pytest.mark.parametrize("op", [
     lambda x: x.var(1), lambda x: x.std(0, keepdim=True), lambda x: x.std(), lambda x: x.prod(1),
-    lambda x: x.logsumexp(1), lambda x: rt.maximum(x, x * 0.5),
+    lambda x: x.logsumexp(1), lambda x: x.norm(p=3, dim=1), lambda x: x.norm(p=float("inf")),
+    lambda x: rt.maximum(x, x * 0.5),
     lambda x: x.abs().pow(x), lambda x: 2 ** x,
     lambda x: nn.functional.mse_loss(x, x.detach() * 0.5 + 1),
     lambda x: nn.functional.binary_cross_entropy_with_logits(x * 10, (x.detach() > 0).float(),
                                                              pos_weight=rt.full((5,), 2.0, device=x.device)),
     lambda x: nn.functional.adaptive_avg_pool2d(x.view(1, 1, 6, 5), (4, 3)),
-], ids=["var", "std keepdim", "std all", "prod", "logsumexp", "maximum", "pow x^x", "pow 2^x", "mse_loss",
+], ids=["var", "std keepdim", "std all", "prod", "logsumexp", "norm p=3", "norm p=inf", "maximum", "pow x^x", "pow 2^x", "mse_loss",
         "bce_with_logits", "adaptive_avg_pool2d"])
 def test_composed_ops_and_their_gradients_match_the_cpu(op):
     base = rt.randn(6, 5)

@@ -1,6 +1,8 @@
 // The composed GPU paths (composed.h): each one a few ops with kernels on every device.
 #include "composed.h"
 
+#include <cmath>
+
 #include "rt/autograd/grad_mode.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -29,6 +31,33 @@ Tensor var_std_backward(const Tensor& x, const Tensor& g, const Tensor& result, 
   // d std / dx = (x - mean) / (dof * std); a zero std passes no gradient, as on the CPU.
   const Tensor scale = masked_fill(g / (result * Scalar(dof)), eq(result, number(0.0)), 0.0);
   return centered * scale;
+}
+
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
+  NoGradGuard no_grad;
+  const Tensor a = abs(x);
+  if (std::isinf(p)) return p > 0 ? amax(a, dims, keepdim) : amin(a, dims, keepdim);
+  if (p == 0) return sum(ne(x, number(0.0)).to(x.dtype()), dims, keepdim);
+  if (p == 1) return sum(a, dims, keepdim);
+  if (p == 2) return sqrt(sum(x * x, dims, keepdim));
+  return pow(sum(pow(a, Scalar(p)), dims, keepdim), Scalar(1.0 / p));
+}
+
+Tensor norm_backward(const Tensor& x, const Tensor& g, const Tensor& result, double p, const Shape& dims) {
+  const Tensor zero_norm = eq(result, number(0.0));
+  if (p == 0) return zeros_like(x);
+  if (p == 1) return sign(x) * g;
+  if (p == 2) return masked_fill(g / result, zero_norm, 0.0) * x;
+  const Tensor a = abs(x);
+  if (std::isinf(p)) {  // the elements at the extreme (or NaN) share the gradient evenly
+    const Tensor at_extreme = logical_or(eq(a, result), isnan(a));
+    const Tensor ties = sum(at_extreme, dims, /*keepdim=*/true).to(x.dtype());
+    return where(at_extreme, sign(x) * (g / ties), zeros({}, x.dtype()));
+  }
+  if (p < 1)
+    return masked_fill(sign(x) * pow(a, Scalar(p - 1)) * g * pow(result, Scalar(1 - p)), eq(x, number(0.0)), 0.0);
+  const Tensor scale = masked_fill(g / pow(result, Scalar(p - 1)), zero_norm, 0.0);
+  return (p < 2 ? sign(x) * pow(a, Scalar(p - 1)) : x * pow(a, Scalar(p - 2))) * scale;
 }
 
 Tensor prod_backward(const Tensor& x, const Tensor& g, const Tensor& result, std::optional<int64_t> dim) {

@@ -28,6 +28,12 @@ namespace rt::detail::composed {
 Tensor var_std_backward(const Tensor& x, const Tensor& g, const Tensor& result, const Shape& dims, int64_t n,
                         int64_t correction, bool take_sqrt);
 
+// Vector p-norm over dims (keepdim as given; any p but NaN, inf and -inf included), and its
+// backward given g and the result with the reduced dims kept: PyTorch's norm_backward, ties of
+// the inf-norm sharing the gradient, a zero norm passing none.
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim);
+Tensor norm_backward(const Tensor& x, const Tensor& g, const Tensor& result, double p, const Shape& dims);
+
 // prod backward (over one dim, or all when dim is empty), exact where x holds zeros: a row with
 // one zero passes the product of the others to it and 0 elsewhere; two or more zeros give 0.
 Tensor prod_backward(const Tensor& x, const Tensor& g, const Tensor& result, std::optional<int64_t> dim);

@@ -129,15 +129,17 @@ double norm_grad(double x, double p, double norm, double g, double ties) {
   return (p < 2 ? sgn(x) * std::pow(ax, p - 1) : x * std::pow(ax, p - 2)) * scale;
 }
 
-// norm on a GPU, composed of differentiable ops. Differs from the CPU's norm in one corner:
-// the gradient of the 2-norm of an all-zero input is NaN here (sqrt's slope at 0), 0 there.
+// norm on a GPU: composed of reductions and pointwise ops (composed.h), recorded as one node.
 Tensor norm_cuda(const Tensor& t, double p, const Shape& dims, bool keepdim) {
-  if (p == 2) return sqrt(sum(t * t, dims, keepdim));
-  if (p == 1) return sum(abs(t), dims, keepdim);
-  if (std::isinf(p) && p > 0 && !autograd::any_requires_grad(t)) return amax(abs(t), dims, keepdim);
-  throw NotImplementedError("norm on CUDA: order p=" + std::to_string(p) +
-                            " is not implemented yet (p = 1 and 2 are, and p = inf without autograd); "
-                            "compute it on the CPU with t.cpu()" + module_context());
+  const auto plan = cpu::ReducePlan::describe(t, dims, keepdim, "norm");
+  if (std::isinf(p)) detail::require_nonempty(t, plan, p > 0 ? "norm (p=inf)" : "norm (p=-inf)");
+  Tensor out = detail::composed::norm(t, p, plan.dims, keepdim);
+  if (autograd::any_requires_grad(t))
+    record("LinalgVectorNormBackward0", {t}, {out},
+           [st = SavedTensor(t), so = SavedTensor(out), k = plan.kept_shape, rdims = plan.dims, p](const TensorList& g) {
+             return TensorList{detail::composed::norm_backward(st.unpack(), reshape(g[0], k), reshape(so.unpack(), k), p, rdims)};
+           });
+  return out;
 }
 
 // logsumexp on a GPU: composed of amax, exp, sum and log, recorded as one node.

@@ -1,5 +1,5 @@
 // Reductions over various dims (keepdim both): sum, mean, amax/amin, max/min, argmax/argmin,
-// norm p=1 and 2, var/std, logsumexp, prod, all/any; integer and bool sums; sizes larger than one block.
+// norm (p = 0, 0.5, 1, 2, 3, inf, -inf), var/std, logsumexp, prod, all/any; integer and bool sums; sizes larger than one block.
 #include <cmath>
 
 #include "cases.h"
@@ -125,6 +125,14 @@ void add_reduce_cases(OpCheck& check) {
              .fn = one([](const TensorList& in, Device) { return rt::sum(in[0].t(), {1}); })});
   check.run({.op = "amax", .variant = "transposed dims=[0]", .inputs = {randn_t({40, 30})}, .grad = {true}, .tol = Tol::Reduction,
              .fn = one([](const TensorList& in, Device) { return rt::amax(in[0].t(), {0}); })});
+  // Other orders, ties of the inf-norm (small integers) and a zero row (no gradient through a zero norm).
+  for (double p : {0.0, 0.5, 3.0, double(INFINITY), -double(INFINITY)})
+    for (ScalarType dt : {kFloat32, kFloat16})
+      check.run({.op = "norm", .variant = "p=" + std::to_string(p).substr(0, 4) + " dims=[1]",
+                 .inputs = {rt::cat({randint_t(-3, 4, {5, 6}).to(dt), rt::zeros({1, 6}, dt)}, 0)}, .grad = {true},
+                 .tol = Tol::Reduction, .fn = one([p](const TensorList& in, Device) { return rt::norm(in[0], p, {1}); })});
+  check.run({.op = "norm", .variant = "p=2 zero row", .inputs = {rt::cat({randn_t({3, 4}), rt::zeros({1, 4})}, 0)}, .grad = {true},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::norm(in[0], 2, {1}); })});
   check.run({.op = "norm", .variant = "p=2 large", .inputs = {randn_t({513, 257})}, .grad = {true}, .tol = Tol::Reduction,
              .fn = one([](const TensorList& in, Device) { return rt::norm(in[0]); })});
 }

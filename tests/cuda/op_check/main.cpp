@@ -7,9 +7,8 @@
 // instead (needs no GPU): every case must run there and be deterministic. Exit codes: 0 all passed,
 // 1 a case failed, 77 no usable CUDA device (ctest reports the test as skipped, reason printed).
 //
-// Ops knowingly left out: norm of an order other than 1 and 2 (inf only without grad) throws
-// NotImplementedError on a GPU. Ops without a CUDA path throw DeviceError "<op> has no CUDA
-// implementation yet" on a GPU tensor (tests/cuda/test_cuda_dispatch.cpp).
+// Every op of the engine has a case. An op without a CUDA path would throw DeviceError "<op> has
+// no CUDA implementation yet" on a GPU tensor (tests/cuda/test_cuda_dispatch.cpp).
 #include <cstdio>
 #include <string>
 
