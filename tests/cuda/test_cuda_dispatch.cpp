@@ -80,6 +80,10 @@ TEST_CASE("without a device: unavailable, with the reason named", "[cuda][dispat
     CHECK_NOTHROW(rt::cuda::reset_peak_memory_stats(0));
     CHECK_NOTHROW(rt::cuda::empty_cache());
     CHECK(rt::cuda::memory_reserved() == 0);
+    const rt::cuda::MemoryStats stats = rt::cuda::memory_stats(0);
+    CHECK((stats.allocated_bytes == 0 && stats.reserved_bytes == 0 && stats.segments == 0 && stats.ooms == 0));
+    CHECK_THAT(device_error([] { rt::cuda::mem_get_info(); }), Contains(rt::cuda::is_built() ? reason : "not built"));
+    CHECK_THAT(device_error([] { rt::cuda::Stream::current(); }), Contains(rt::cuda::is_built() ? reason : "not built"));
   }
 }
 

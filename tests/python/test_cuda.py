@@ -52,14 +52,21 @@ def test_memory_counters_read_zero():
         assert counter() == 0 and counter(0) == 0 and counter("cuda:0") == 0
     rt.cuda.reset_peak_memory_stats()
     rt.cuda.empty_cache()
+    stats = rt.cuda.memory_stats()
+    assert stats["allocated_bytes.all.current"] == 0 and stats["num_ooms"] == 0 and len(stats) == 7
+    summary = rt.cuda.memory_summary()
+    assert "Allocated memory" in summary and "0 B" in summary and "Out-of-memory errors" in summary
+    with rt.cuda.device(None):  # no index: changes nothing, needs no device
+        pass
 
 
 @without_gpu
 @pytest.mark.parametrize("call", [
     rt.cuda.current_device, rt.cuda.synchronize, rt.cuda.get_device_name, rt.cuda.get_device_properties,
     rt.cuda.get_device_capability, lambda: rt.cuda.set_device(0), lambda: rt.cuda.Event(enable_timing=True),
+    rt.cuda.mem_get_info, rt.cuda.current_stream, lambda: rt.cuda.device(0).__enter__(),
 ], ids=["current_device", "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
-        "set_device", "Event"])
+        "set_device", "Event", "mem_get_info", "current_stream", "device context"])
 def test_calls_that_need_a_device_raise_the_reason(call):
     with pytest.raises(RuntimeError, match=REASON):
         call()
@@ -197,6 +204,15 @@ def test_device_queries():
     with pytest.raises(RuntimeError, match="does not exist"):
         rt.cuda.set_device(rt.cuda.device_count())
     rt.cuda.synchronize()
+    free, total = rt.cuda.mem_get_info()
+    assert 0 < free <= total == p.total_memory
+    s = rt.cuda.current_stream()
+    assert s.device_index == 0 and s.cuda_stream == 0 and "cuda:0" in repr(s)
+    assert rt.cuda.default_stream(0).cuda_stream == s.cuda_stream
+    s.synchronize()
+    assert s.query()
+    with rt.cuda.device(0) as d:
+        assert rt.cuda.current_device() == 0 and d.idx == 0
 
 
 @needs_gpu
@@ -262,6 +278,19 @@ def test_memory_allocated_grows_and_returns():
     assert rt.cuda.memory_reserved() >= rt.cuda.memory_allocated()
     rt.cuda.reset_peak_memory_stats()
     assert rt.cuda.max_memory_allocated() == rt.cuda.memory_allocated()
+
+
+@needs_gpu
+def test_memory_stats_follow_the_allocator():
+    rt.cuda.empty_cache()
+    base = rt.cuda.memory_stats()
+    x = rt.empty(1 << 20, device="cuda")  # 4 MiB: the large pool
+    stats = rt.cuda.memory_stats()
+    assert stats["allocated_bytes.all.current"] == rt.cuda.memory_allocated() >= base["allocated_bytes.all.current"] + (4 << 20)
+    assert stats["allocation.all.current"] == base["allocation.all.current"] + 1
+    assert stats["reserved_bytes.all.current"] == rt.cuda.memory_reserved() and stats["segment.all.current"] >= 1
+    assert "MiB" in rt.cuda.memory_summary(0)
+    del x
 
 
 @needs_gpu

@@ -24,6 +24,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <utility>
 
 namespace rt::cuda {
 
@@ -55,6 +56,19 @@ size_t memory_allocated(int device = -1);
 size_t max_memory_allocated(int device = -1);
 size_t memory_reserved(int device = -1);
 void reset_peak_memory_stats(int device = -1);
+// The caching allocator's counters for `device` (torch.cuda.memory_stats()' core keys); all zero
+// without a device or on a device never used.
+struct MemoryStats {
+  size_t allocated_bytes = 0, peak_allocated_bytes = 0, reserved_bytes = 0;
+  size_t segments = 0;       // segments held (cudaMalloc'd blocks of 2 MiB, 20 MiB or more)
+  size_t allocations = 0;    // live blocks handed out
+  size_t alloc_retries = 0;  // allocations that emptied the cache and asked the driver again
+  size_t ooms = 0;           // allocations that ended in OutOfMemoryError
+};
+MemoryStats memory_stats(int device = -1);
+// Free and total memory of `device` as the driver sees it (cudaMemGetInfo): memory held by this
+// process's caching allocator counts as used. Throws DeviceError without a usable device.
+std::pair<size_t, size_t> mem_get_info(int device = -1);
 // Returns cached free segments of every device to the driver; live tensors are untouched.
 void empty_cache();
 

@@ -12,21 +12,28 @@
 Contracts: is_built, is_available, device_count, unavailable_reason and the memory counters never
 raise (the counters read 0 without a device, as torch's do). Everything that needs a device raises
 RuntimeError naming why CUDA is unusable. A `device` argument is None (the current device), an int,
-"cuda", "cuda:N" or an rt.device of type cuda. Work runs in order on one stream per device;
-user-created streams are not supported yet.
+"cuda", "cuda:N" or an rt.device of type cuda. Work runs in order on one stream per device
+(current_stream()); user-created streams are not supported yet.
 """
 from . import _C
 from ._random import manual_seed as _manual_seed
 
 _cuda = _C._cuda
 Event = _cuda.Event
+Stream = _cuda.Stream
 
 __all__ = ["is_available", "is_built", "device_count", "unavailable_reason", "current_device", "set_device",
            "get_device_name", "get_device_capability", "get_device_properties", "synchronize",
            "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats",
-           "empty_cache", "manual_seed", "manual_seed_all", "set_allow_tf32", "Event"]
+           "memory_stats", "memory_summary", "mem_get_info", "empty_cache", "manual_seed", "manual_seed_all",
+           "set_allow_tf32", "Event", "Stream", "current_stream", "default_stream", "device"]
 
 Event.__module__ = __name__
+Stream.__module__ = __name__
+Stream.__doc__ = """The stream a device's ops run on (torch.cuda.Stream as current_stream() returns it):
+synchronize() waits for the work queued on it, query() says whether it has finished, device_index
+and cuda_stream (the cudaStream_t as an int; 0, the legacy default stream) describe it. There is
+one per device; creating streams is not supported yet."""
 Event.__doc__ = """A CUDA event on the current device's stream (torch.cuda.Event):
 
     start = rt.cuda.Event(enable_timing=True); end = rt.cuda.Event(enable_timing=True)
@@ -122,6 +129,75 @@ def memory_reserved(device=None):
 
 def reset_peak_memory_stats(device=None):
     _cuda.reset_peak_memory_stats(_device_index(device))
+
+
+def memory_stats(device=None):
+    """The caching allocator's counters under torch.cuda.memory_stats()' key names:
+    allocated_bytes.all.{current,peak}, reserved_bytes.all.current, segment.all.current,
+    allocation.all.current, num_alloc_retries, num_ooms (all 0 without a device)."""
+    return dict(_cuda.memory_stats(_device_index(device)))
+
+
+def mem_get_info(device=None):
+    """(free, total) bytes of `device` as the driver sees them; memory this process's allocator
+    holds counts as used. Raises RuntimeError without a usable device."""
+    return tuple(_cuda.mem_get_info(_device_index(device)))
+
+
+def memory_summary(device=None, abbreviated=False):
+    """A readable table of memory_stats(device) (torch.cuda.memory_summary's role)."""
+    index = _device_index(device)
+    stats = memory_stats(index)
+    name = f"cuda:{index}" if index >= 0 else "the current CUDA device"
+
+    def size(n):
+        for unit in ("B", "KiB", "MiB", "GiB"):
+            if n < 1024 or unit == "GiB":
+                return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+            n /= 1024
+
+    rows = [("Allocated memory", size(stats["allocated_bytes.all.current"])),
+            ("Peak allocated memory", size(stats["allocated_bytes.all.peak"])),
+            ("Reserved memory (cached included)", size(stats["reserved_bytes.all.current"])),
+            ("Live allocations", str(stats["allocation.all.current"])),
+            ("Segments", str(stats["segment.all.current"])),
+            ("Cache flushes before a retry", str(stats["num_alloc_retries"])),
+            ("Out-of-memory errors", str(stats["num_ooms"]))]
+    width = max(len(k) for k, _ in rows)
+    lines = [f"rustytorch CUDA memory summary, {name}"]
+    lines += [f"  {k.ljust(width)}  {v}" for k, v in rows]
+    return "\n".join(lines)
+
+
+def current_stream(device=None):
+    """The stream ops on `device` run on (one per device, the legacy default stream)."""
+    return _cuda.current_stream(_device_index(device))
+
+
+def default_stream(device=None):
+    """Same as current_stream: no other stream exists yet."""
+    return current_stream(device)
+
+
+class device:
+    """Context manager that makes `device` the current CUDA device and restores the previous one
+    (torch.cuda.device). A negative index or None changes nothing."""
+
+    def __init__(self, device):
+        self.idx = _device_index(device, optional=True)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            self.prev_idx = current_device()
+            if self.prev_idx != self.idx:
+                _cuda.set_device(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        if self.idx >= 0 and self.prev_idx != self.idx:
+            _cuda.set_device(self.prev_idx)
+        return False
 
 
 def empty_cache():

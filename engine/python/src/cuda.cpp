@@ -1,7 +1,9 @@
-// The submodule _C._cuda (rt/cuda.h: devices, memory, events, TF32) and Tensor._to_device, the
+// The submodule _C._cuda (rt/cuda.h: devices, memory, streams, events, TF32) and Tensor._to_device, the
 // copy across devices behind Tensor.to/cuda/cpu. rustytorch/cuda.py builds torch.cuda's API on
 // these; calls that need a device raise RuntimeError with the engine's reason (errors.cpp).
 #include <fmt/core.h>
+
+#include <cstdint>
 
 #include "bind.h"
 #include "rt/cuda.h"
@@ -40,6 +42,23 @@ void bind_memory(py::module_& m) {
   m.def("memory_reserved", &rt::cuda::memory_reserved, py::arg("device") = -1);
   m.def("reset_peak_memory_stats", &rt::cuda::reset_peak_memory_stats, py::arg("device") = -1);
   m.def("empty_cache", &rt::cuda::empty_cache);
+  // torch.cuda.memory_stats()' key names for the counters the caching allocator keeps.
+  m.def(
+      "memory_stats",
+      [](int device) {
+        const rt::cuda::MemoryStats s = rt::cuda::memory_stats(device);
+        py::dict d;
+        d["allocated_bytes.all.current"] = s.allocated_bytes;
+        d["allocated_bytes.all.peak"] = s.peak_allocated_bytes;
+        d["reserved_bytes.all.current"] = s.reserved_bytes;
+        d["segment.all.current"] = s.segments;
+        d["allocation.all.current"] = s.allocations;
+        d["num_alloc_retries"] = s.alloc_retries;
+        d["num_ooms"] = s.ooms;
+        return d;
+      },
+      py::arg("device") = -1);
+  m.def("mem_get_info", &rt::cuda::mem_get_info, py::arg("device") = -1);
 }
 
 // Waiting on the GPU can take long: other Python threads run meanwhile.
@@ -54,6 +73,17 @@ void bind_sync_and_events(py::module_& m) {
       .def("synchronize", &rt::cuda::Event::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("query", &rt::cuda::Event::query)
       .def("elapsed_time", &rt::cuda::Event::elapsed_ms, py::arg("end_event"));
+
+  py::class_<rt::cuda::Stream>(m, "Stream")
+      .def_property_readonly("device_index", &rt::cuda::Stream::device)
+      .def_property_readonly("cuda_stream", [](const rt::cuda::Stream& s) { return reinterpret_cast<uintptr_t>(s.handle()); })
+      .def("synchronize", &rt::cuda::Stream::synchronize, py::call_guard<py::gil_scoped_release>())
+      .def("query", &rt::cuda::Stream::query)
+      .def("__repr__", [](const rt::cuda::Stream& s) {
+        return fmt::format("<rustytorch.cuda.Stream device=cuda:{} cuda_stream={:#x}>", s.device(),
+                           reinterpret_cast<uintptr_t>(s.handle()));
+      });
+  m.def("current_stream", &rt::cuda::Stream::current, py::arg("device") = -1);
 }
 
 // Tensor._to_device(device, copy=False): the same Python object when it is already there (unless

@@ -110,6 +110,14 @@ size_t memory_reserved(int device) {
   return a ? a->stats().reserved_bytes : 0;
 }
 
+MemoryStats memory_stats(int device) {
+  if (!is_available()) return {};
+  auto* a = detail::existing(detail::checked_index(device, "memory_stats"));
+  if (!a) return {};
+  const AllocatorStats s = a->stats();
+  return {s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.segments, s.allocations, s.alloc_retries, s.ooms};
+}
+
 void reset_peak_memory_stats(int device) {
   if (!is_available()) return;
   if (auto* a = detail::existing(detail::checked_index(device, "reset_peak_memory_stats"))) a->reset_peak();

@@ -80,6 +80,13 @@ void synchronize(int device) {
   cuda_kernels::check_cuda(cudaDeviceSynchronize(), "synchronize");
 }
 
+std::pair<size_t, size_t> mem_get_info(int device) {
+  detail::DeviceGuard guard(detail::checked_index(device, "mem_get_info"));
+  size_t free = 0, total = 0;
+  cuda_kernels::check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return {free, total};
+}
+
 void set_allow_tf32(bool allow) { cuda_kernels::set_allow_tf32(allow); }
 bool allow_tf32() { return cuda_kernels::allow_tf32(); }
 
