@@ -339,7 +339,6 @@ def test_module_moves_keep_parameters_and_train():
     assert all(a is b and a.device.type == "cpu" for a, b in zip(model.parameters(), params))
 
 
-
 # ---- indexing on a GPU: x[idx], x[mask], x[idx] = v, gather/scatter_add/index_select ----------
 INDEXES = [
     lambda x: [4, 0, 2, 2],
