@@ -159,7 +159,8 @@ CachingAllocator::Block* CachingAllocator::new_segment(size_t rounded, bool smal
   b->ptr = static_cast<char*>(p);
   b->size = size;
   b->small = small;
-  reserved_.fetch_add(size, std::memory_order_relaxed);
+  const size_t reserved = reserved_.fetch_add(size, std::memory_order_relaxed) + size;
+  if (reserved > peak_reserved_.load(std::memory_order_relaxed)) peak_reserved_.store(reserved, std::memory_order_relaxed);
   segments_.fetch_add(1, std::memory_order_relaxed);
   return b.release();
 }
@@ -227,6 +228,7 @@ AllocatorStats CachingAllocator::stats() const {
   s.allocated_bytes = allocated_.load(std::memory_order_relaxed);
   s.peak_allocated_bytes = peak_.load(std::memory_order_relaxed);
   s.reserved_bytes = reserved_.load(std::memory_order_relaxed);
+  s.peak_reserved_bytes = peak_reserved_.load(std::memory_order_relaxed);
   s.segments = segments_.load(std::memory_order_relaxed);
   s.allocations = live_count_.load(std::memory_order_relaxed);
   s.alloc_retries = retries_.load(std::memory_order_relaxed);
@@ -237,6 +239,7 @@ AllocatorStats CachingAllocator::stats() const {
 void CachingAllocator::reset_peak() {
   std::lock_guard<std::mutex> lk(mu_);
   peak_.store(allocated_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  peak_reserved_.store(reserved_.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
 void CachingAllocator::throw_oom(size_t bytes, size_t rounded) {

@@ -86,6 +86,7 @@ struct AllocatorStats {
   size_t allocated_bytes = 0;       // blocks handed out: rounded sizes, plus tails too small to split off
   size_t peak_allocated_bytes = 0;  // since construction or the last reset_peak()
   size_t reserved_bytes = 0;        // all segments, in use or cached
+  size_t peak_reserved_bytes = 0;   // since construction or the last reset_peak()
   size_t segments = 0;              // segments held
   size_t allocations = 0;           // blocks handed out and not yet freed
   size_t alloc_retries = 0;         // allocations that emptied the cache and asked again
@@ -136,7 +137,7 @@ class CachingAllocator final : public Allocator {
   FreeBlocks small_free_;
   FreeBlocks large_free_;
   std::unordered_map<void*, Block*> live_;
-  std::atomic<size_t> allocated_{0}, peak_{0}, reserved_{0}, segments_{0}, retries_{0}, ooms_{0},
+  std::atomic<size_t> allocated_{0}, peak_{0}, reserved_{0}, peak_reserved_{0}, segments_{0}, retries_{0}, ooms_{0},
       live_count_{0};
 };
 

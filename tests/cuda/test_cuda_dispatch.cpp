@@ -77,6 +77,7 @@ TEST_CASE("without a device: unavailable, with the reason named", "[cuda][dispat
     CHECK(rt::cuda::memory_allocated(0) == 0);
     CHECK(rt::cuda::max_memory_allocated(0) == 0);
     CHECK(rt::cuda::memory_reserved(0) == 0);
+    CHECK(rt::cuda::max_memory_reserved(0) == 0);
     CHECK_NOTHROW(rt::cuda::reset_peak_memory_stats(0));
     CHECK_NOTHROW(rt::cuda::empty_cache());
     CHECK(rt::cuda::memory_reserved() == 0);

@@ -226,7 +226,7 @@ TEST_CASE("a request takes the smallest free block that fits, the lowest address
   CHECK(alloc.stats().segments == 1);
 }
 
-TEST_CASE("stats: allocated, reserved, peak, segments and live allocations") {
+TEST_CASE("stats: allocated, reserved, their peaks, segments and live allocations") {
   HostSegmentSource source(kPlenty, rt::Device::cuda(3));
   CachingAllocator alloc(source);
   CHECK(alloc.device() == rt::Device::cuda(3));
@@ -251,10 +251,15 @@ TEST_CASE("stats: allocated, reserved, peak, segments and live allocations") {
   CHECK(s.allocated_bytes == 1024);
   CHECK(s.peak_allocated_bytes == 1024 + 3 * MiB);
   CHECK(s.reserved_bytes == 22 * MiB);  // cached, not returned
+  CHECK(s.peak_reserved_bytes == 22 * MiB);
   CHECK(s.allocations == 1);
+  alloc.empty_cache();
+  CHECK(alloc.stats().reserved_bytes == 2 * MiB);
+  CHECK(alloc.stats().peak_reserved_bytes == 22 * MiB);
 
   alloc.reset_peak();
   CHECK(alloc.stats().peak_allocated_bytes == 1024);
+  CHECK(alloc.stats().peak_reserved_bytes == 2 * MiB);
   void* c = alloc.allocate(512);
   CHECK(alloc.stats().peak_allocated_bytes == 1536);
   alloc.deallocate(c, 512);

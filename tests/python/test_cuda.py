@@ -48,12 +48,13 @@ def test_nothing_is_available_and_the_reason_says_why():
 
 @without_gpu
 def test_memory_counters_read_zero():
-    for counter in (rt.cuda.memory_allocated, rt.cuda.max_memory_allocated, rt.cuda.memory_reserved):
+    for counter in (rt.cuda.memory_allocated, rt.cuda.max_memory_allocated, rt.cuda.memory_reserved,
+                    rt.cuda.max_memory_reserved):
         assert counter() == 0 and counter(0) == 0 and counter("cuda:0") == 0
     rt.cuda.reset_peak_memory_stats()
     rt.cuda.empty_cache()
     stats = rt.cuda.memory_stats()
-    assert stats["allocated_bytes.all.current"] == 0 and stats["num_ooms"] == 0 and len(stats) == 7
+    assert stats["allocated_bytes.all.current"] == 0 and stats["num_ooms"] == 0 and len(stats) == 8
     summary = rt.cuda.memory_summary()
     assert "Allocated memory" in summary and "0 B" in summary and "Out-of-memory errors" in summary
     with rt.cuda.device(None):  # no index: changes nothing, needs no device
@@ -289,6 +290,7 @@ def test_memory_stats_follow_the_allocator():
     assert stats["allocated_bytes.all.current"] == rt.cuda.memory_allocated() >= base["allocated_bytes.all.current"] + (4 << 20)
     assert stats["allocation.all.current"] == base["allocation.all.current"] + 1
     assert stats["reserved_bytes.all.current"] == rt.cuda.memory_reserved() and stats["segment.all.current"] >= 1
+    assert stats["reserved_bytes.all.peak"] == rt.cuda.max_memory_reserved() >= rt.cuda.memory_reserved()
     assert "MiB" in rt.cuda.memory_summary(0)
     del x
 

@@ -55,11 +55,12 @@ void synchronize(int device = -1);
 size_t memory_allocated(int device = -1);
 size_t max_memory_allocated(int device = -1);
 size_t memory_reserved(int device = -1);
+size_t max_memory_reserved(int device = -1);  // peak of memory_reserved since the last reset
 void reset_peak_memory_stats(int device = -1);
 // The caching allocator's counters for `device` (torch.cuda.memory_stats()' core keys); all zero
 // without a device or on a device never used.
 struct MemoryStats {
-  size_t allocated_bytes = 0, peak_allocated_bytes = 0, reserved_bytes = 0;
+  size_t allocated_bytes = 0, peak_allocated_bytes = 0, reserved_bytes = 0, peak_reserved_bytes = 0;
   size_t segments = 0;       // segments held (cudaMalloc'd blocks of 2 MiB, 20 MiB or more)
   size_t allocations = 0;    // live blocks handed out
   size_t alloc_retries = 0;  // allocations that emptied the cache and asked the driver again

@@ -24,7 +24,7 @@ Stream = _cuda.Stream
 
 __all__ = ["is_available", "is_built", "device_count", "unavailable_reason", "current_device", "set_device",
            "get_device_name", "get_device_capability", "get_device_properties", "synchronize",
-           "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats",
+           "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "memory_stats", "memory_summary", "mem_get_info", "empty_cache", "manual_seed", "manual_seed_all",
            "set_allow_tf32", "Event", "Stream", "current_stream", "default_stream", "device"]
 
@@ -127,13 +127,18 @@ def memory_reserved(device=None):
     return _cuda.memory_reserved(_device_index(device))
 
 
+def max_memory_reserved(device=None):
+    """Peak of memory_reserved(device) since the process started or reset_peak_memory_stats()."""
+    return _cuda.max_memory_reserved(_device_index(device))
+
+
 def reset_peak_memory_stats(device=None):
     _cuda.reset_peak_memory_stats(_device_index(device))
 
 
 def memory_stats(device=None):
     """The caching allocator's counters under torch.cuda.memory_stats()' key names:
-    allocated_bytes.all.{current,peak}, reserved_bytes.all.current, segment.all.current,
+    allocated_bytes.all.{current,peak}, reserved_bytes.all.{current,peak}, segment.all.current,
     allocation.all.current, num_alloc_retries, num_ooms (all 0 without a device)."""
     return dict(_cuda.memory_stats(_device_index(device)))
 
@@ -159,6 +164,7 @@ def memory_summary(device=None, abbreviated=False):
     rows = [("Allocated memory", size(stats["allocated_bytes.all.current"])),
             ("Peak allocated memory", size(stats["allocated_bytes.all.peak"])),
             ("Reserved memory (cached included)", size(stats["reserved_bytes.all.current"])),
+            ("Peak reserved memory", size(stats["reserved_bytes.all.peak"])),
             ("Live allocations", str(stats["allocation.all.current"])),
             ("Segments", str(stats["segment.all.current"])),
             ("Cache flushes before a retry", str(stats["num_alloc_retries"])),

@@ -40,6 +40,7 @@ void bind_memory(py::module_& m) {
   m.def("memory_allocated", &rt::cuda::memory_allocated, py::arg("device") = -1);
   m.def("max_memory_allocated", &rt::cuda::max_memory_allocated, py::arg("device") = -1);
   m.def("memory_reserved", &rt::cuda::memory_reserved, py::arg("device") = -1);
+  m.def("max_memory_reserved", &rt::cuda::max_memory_reserved, py::arg("device") = -1);
   m.def("reset_peak_memory_stats", &rt::cuda::reset_peak_memory_stats, py::arg("device") = -1);
   m.def("empty_cache", &rt::cuda::empty_cache);
   // torch.cuda.memory_stats()' key names for the counters the caching allocator keeps.
@@ -51,6 +52,7 @@ void bind_memory(py::module_& m) {
         d["allocated_bytes.all.current"] = s.allocated_bytes;
         d["allocated_bytes.all.peak"] = s.peak_allocated_bytes;
         d["reserved_bytes.all.current"] = s.reserved_bytes;
+        d["reserved_bytes.all.peak"] = s.peak_reserved_bytes;
         d["segment.all.current"] = s.segments;
         d["allocation.all.current"] = s.allocations;
         d["num_alloc_retries"] = s.alloc_retries;

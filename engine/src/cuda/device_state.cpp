@@ -115,8 +115,11 @@ MemoryStats memory_stats(int device) {
   auto* a = detail::existing(detail::checked_index(device, "memory_stats"));
   if (!a) return {};
   const AllocatorStats s = a->stats();
-  return {s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.segments, s.allocations, s.alloc_retries, s.ooms};
+  return {s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes,
+          s.segments, s.allocations, s.alloc_retries, s.ooms};
 }
+
+size_t max_memory_reserved(int device) { return memory_stats(device).peak_reserved_bytes; }
 
 void reset_peak_memory_stats(int device) {
   if (!is_available()) return;

@@ -26,6 +26,7 @@ void synchronize(int) { not_built("synchronize"); }
 size_t memory_allocated(int) { return 0; }
 size_t max_memory_allocated(int) { return 0; }
 size_t memory_reserved(int) { return 0; }
+size_t max_memory_reserved(int) { return 0; }
 void reset_peak_memory_stats(int) {}
 MemoryStats memory_stats(int) { return {}; }
 std::pair<size_t, size_t> mem_get_info(int) { not_built("mem_get_info"); }
