@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "cuda/device_error_flag.cuh"
+#include "cuda/elementwise_loop.cuh"
 #include "cuda/index.h"
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
@@ -133,22 +134,6 @@ __global__ void narrow_kernel(T* __restrict__ x, const sum_t<T>* __restrict__ ac
     x[e] = narrow<T>(acc[e]);
 }
 
-// Calls f.template operator()<T>() with the device storage type of `t` (all 8 dtypes).
-template <typename F>
-void visit_storage(ScalarType t, F&& f) {
-  switch (t) {
-    case kBool: return f.template operator()<bool>();
-    case kUInt8: return f.template operator()<uint8_t>();
-    case kInt32: return f.template operator()<int32_t>();
-    case kInt64: return f.template operator()<int64_t>();
-    case kFloat16: return f.template operator()<__half>();
-    case kBFloat16: return f.template operator()<__nv_bfloat16>();
-    case kFloat32: return f.template operator()<float>();
-    case kFloat64: return f.template operator()<double>();
-  }
-  throw DTypeError("index kernels on CUDA: unknown dtype");
-}
-
 std::string shape_str(const TensorArg& t) {
   std::string s = "[";
   for (int d = 0; d < t.ndim; ++d) s += (d ? ", " : "") + std::to_string(t.sizes[d]);
@@ -157,6 +142,14 @@ std::string shape_str(const TensorArg& t) {
 
 [[noreturn]] void shape_error(const char* op, const std::string& what) {
   throw ShapeError(std::string(op) + " on CUDA: " + what);
+}
+
+// out and `other` (named `name`) must have equal sizes in every dim but `dim`.
+void require_same_outside_dim(const char* op, const TensorArg& out, const TensorArg& other, const char* name, int dim) {
+  for (int d = 0; d < out.ndim; ++d)
+    if (d != dim && out.sizes[d] != other.sizes[d])
+      shape_error(op, "output " + shape_str(out) + " and " + name + " " + shape_str(other) + " differ at dim " +
+                          std::to_string(d));
 }
 
 void check_common(const char* op, const TensorArg& out, const TensorArg& other, const char* other_name,
@@ -215,10 +208,7 @@ void index_select(const TensorArg& out, const TensorArg& in, const TensorArg& in
   if (index.ndim != 1 || index.sizes[0] != out.sizes[dim])
     shape_error(op, "index " + shape_str(index) + " must be 1-D with output.size(" + std::to_string(dim) + ") = " +
                         std::to_string(out.sizes[dim]) + " values");
-  for (int d = 0; d < out.ndim; ++d)
-    if (d != dim && out.sizes[d] != in.sizes[d])
-      shape_error(op, "output " + shape_str(out) + " and input " + shape_str(in) + " differ at dim " +
-                          std::to_string(d));
+  require_same_outside_dim(op, out, in, "input", dim);
   launch_gather(op, out, in, index, dim, false, flag_scratch, stream);
 }
 
@@ -237,7 +227,7 @@ void gather(const TensorArg& out, const TensorArg& in, const TensorArg& index, i
 
 size_t scatter_add_scratch_bytes(const TensorArg& out) {
   size_t acc = 0;
-  visit_storage(out.dtype, [&]<typename T>() {
+  ew::visit_storage_host(out.dtype, [&]<typename T>() {
     if constexpr (!kAddsInPlace<T>) acc = size_t(out.numel()) * sizeof(sum_t<T>);
   });
   return kDeviceErrorFlagBytes + acc;
@@ -260,10 +250,7 @@ void scatter_add(const TensorArg& out, const TensorArg& src, const TensorArg& in
     if (index.ndim != 1 || index.sizes[0] != src.sizes[dim])
       shape_error(op, "index " + shape_str(index) + " must be 1-D with src.size(" + std::to_string(dim) + ") = " +
                           std::to_string(src.sizes[dim]) + " values");
-    for (int d = 0; d < out.ndim; ++d)
-      if (d != dim && out.sizes[d] != src.sizes[d])
-        shape_error(op, "output " + shape_str(out) + " and src " + shape_str(src) + " differ at dim " +
-                            std::to_string(d));
+    require_same_outside_dim(op, out, src, "src", dim);
   }
   const int64_t n = iter.numel(), total = out.numel();
   if (n == 0 || total == 0) return;
@@ -276,7 +263,7 @@ void scatter_add(const TensorArg& out, const TensorArg& src, const TensorArg& in
   }
   const AxisMap m = coalesce(iter.sizes, src.strides, out_strides, out.ndim, dim, out.sizes[dim]);
   clear_error_flag(flag, stream, op);
-  visit_storage(out.dtype, [&]<typename T>() {
+  ew::visit_storage_host(out.dtype, [&]<typename T>() {
     using S = sum_t<T>;
     S* acc = kAddsInPlace<T> ? static_cast<S*>(out.data)
                              : reinterpret_cast<S*>(static_cast<char*>(scratch) + kDeviceErrorFlagBytes);

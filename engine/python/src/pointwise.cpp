@@ -191,7 +191,8 @@ void bind_pointwise(py::module_& m) {
       [](const rt::Tensor& param, py::handle momentum_buffer, const rt::Tensor& grad, double lr, double momentum,
          double dampening, double weight_decay, bool nesterov, bool first) {
         const rt::Tensor buf = momentum_buffer.is_none() ? rt::Tensor() : unwrap(momentum_buffer);
-        rt::optim::sgd_step_(param, buf, grad, {lr, momentum, dampening, weight_decay, nesterov}, first);
+        rt::optim::sgd_step_(param, buf, grad, rt::optim::SGDOptions{lr, momentum, dampening, weight_decay, nesterov},
+                             first);
       },
       py::arg("param"), py::arg("momentum_buffer"), py::arg("grad"), py::kw_only(), py::arg("lr"),
       py::arg("momentum"), py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"), py::arg("first"));

@@ -50,7 +50,7 @@ void adam_step_(const Tensor& param, const Tensor& exp_avg, const Tensor& exp_av
   rt::addcdiv_(p, m, denom, -step_size);
 }
 
-void sgd_step_(const Tensor& param, const Tensor& momentum_buffer, const Tensor& grad_in, const SgdStepOptions& o,
+void sgd_step_(const Tensor& param, const Tensor& momentum_buffer, const Tensor& grad_in, const SGDOptions& o,
                bool first) {
   NoGradGuard no_grad;
   if (o.momentum != 0.0 && !momentum_buffer.defined())

@@ -60,7 +60,7 @@ void SGD::step() {
           buf = *found;
         }
       }
-      sgd_step_(p, buf, grad, {o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov}, first);
+      sgd_step_(p, buf, grad, o, first);
     }
   }
 }

@@ -16,6 +16,7 @@
 // overwritten with the (weight-decayed) gradient instead of updated, as the first step does.
 // Called without recording autograd (under NoGradGuard), like the optimizers' step().
 #pragma once
+#include "rt/optim/sgd.h"
 #include "rt/tensor.h"
 
 namespace rt::optim {
@@ -32,15 +33,8 @@ struct AdamStepOptions {
 void adam_step_(const Tensor& param, const Tensor& exp_avg, const Tensor& exp_avg_sq, const Tensor& max_exp_avg_sq,
                 const Tensor& grad, const AdamStepOptions& options, double step);
 
-struct SgdStepOptions {
-  double lr = 0.01;
-  double momentum = 0.0;
-  double dampening = 0.0;
-  double weight_decay = 0.0;
-  bool nesterov = false;
-};
-
-void sgd_step_(const Tensor& param, const Tensor& momentum_buffer, const Tensor& grad, const SgdStepOptions& options,
+// SGD's hyperparameters are the optimizer's own (rt/optim/sgd.h).
+void sgd_step_(const Tensor& param, const Tensor& momentum_buffer, const Tensor& grad, const SGDOptions& options,
                bool first);
 
 }  // namespace rt::optim
