@@ -1,8 +1,11 @@
 // Note [Caching allocator blocks]
 // A segment is one allocation from the SegmentSource. It is cut into blocks that form a doubly
-// linked list in address order (prev/next), each either handed out (in live_) or free (in its
-// pool's set, ordered by size then address, so lower_bound is the best fit). Invariants:
-// - every block belongs to exactly one of live_ and its pool's free set;
+// linked list in address order (prev/next), each either handed out (in live_), freed but waiting
+// for other streams' events (in pending_, once per event), or free (in its pool's set, ordered by
+// stream, then size, then address, so lower_bound is the best fit on a stream). Invariants:
+// - every block is in exactly one of live_, pending_ and its pool's free set; `allocated` is
+//   true for the first two;
+// - all blocks of a segment belong to the segment's stream;
 // - two neighbours are never both free: release_block merges them at once;
 // - a segment is unused exactly when it is a single free block (no prev, no next), which is
 //   what release_unused_segments returns to the source.
@@ -31,13 +34,17 @@ struct CachingAllocator::Block {
   char* ptr = nullptr;
   size_t size = 0;
   bool small = false;
-  bool allocated = false;
+  bool allocated = false;  // live, or waiting for events: not in a pool
   MemoryCategory category = MemoryCategory::Other;
+  StreamId stream = nullptr;            // the stream it was allocated on (its segment's)
+  std::vector<StreamId> stream_uses;    // other streams recorded by record_stream
+  int pending_events = 0;               // events still to complete before it is free
   Block* prev = nullptr;  // neighbours in the same segment, by address
   Block* next = nullptr;
 };
 
-bool CachingAllocator::BySizeThenAddress::operator()(const Block* a, const Block* b) const {
+bool CachingAllocator::ByStreamSizeAddress::operator()(const Block* a, const Block* b) const {
+  if (a->stream != b->stream) return std::less<StreamId>{}(a->stream, b->stream);
   if (a->size != b->size) return a->size < b->size;
   return std::less<const char*>{}(a->ptr, b->ptr);
 }
@@ -74,6 +81,15 @@ CachingAllocator::~CachingAllocator() {
   } catch (...) {
     // The device is going away (e.g. the CUDA runtime unloading at exit): nothing to hand back to.
   }
+  std::set<Block*> waiting;  // a block is in pending_ once per event
+  for (const PendingEvent& e : pending_) {
+    try {
+      source_.destroy_event(e.event);
+    } catch (...) {
+    }
+    waiting.insert(e.block);
+  }
+  for (Block* b : waiting) delete b;
   for (FreeBlocks* pool : {&small_free_, &large_free_})
     for (Block* b : *pool) delete b;
   for (auto& [p, b] : live_) delete b;
@@ -81,7 +97,9 @@ CachingAllocator::~CachingAllocator() {
 
 Device CachingAllocator::device() const { return device_; }
 
-void* CachingAllocator::allocate(size_t bytes) {
+void* CachingAllocator::allocate(size_t bytes) { return bytes == 0 ? nullptr : allocate(bytes, source_.current_stream()); }
+
+void* CachingAllocator::allocate(size_t bytes, StreamId stream) {
   if (bytes == 0) return nullptr;
   // Past this, rounding up to a segment size would overflow; no device has that much anyway.
   if (bytes > std::numeric_limits<size_t>::max() / 2) {
@@ -91,11 +109,13 @@ void* CachingAllocator::allocate(size_t bytes) {
   const size_t rounded = round_request(bytes);
   const MemoryCategory category = current_memory_category();
   std::unique_lock<std::mutex> lk(mu_);
-  Block* b = take_block(rounded);
+  if (!pending_.empty()) process_events(/*wait=*/false);
+  Block* b = take_block(rounded, stream);
   if (!b) {
     retries_.fetch_add(1, std::memory_order_relaxed);
+    process_events(/*wait=*/true);
     release_unused_segments();
-    b = take_block(rounded);
+    b = take_block(rounded, stream);
   }
   if (!b) {
     ooms_.fetch_add(1, std::memory_order_relaxed);
@@ -125,33 +145,88 @@ void CachingAllocator::deallocate(void* p, size_t bytes) {
   Block* b = it->second;
   live_.erase(it);
   live_count_.store(live_.size(), std::memory_order_relaxed);
-  b->allocated = false;
   const size_t now = allocated_.load(std::memory_order_relaxed) - b->size;
   allocated_.store(now, std::memory_order_relaxed);
   detail::emit_memory_event(false, b->ptr, b->size, device_, b->category, now);
+  if (b->stream_uses.empty()) {
+    b->allocated = false;
+    release_block(b);
+    return;
+  }
+  // Other streams used the block: it goes back to a pool once each has reached this point.
+  // deallocate runs in destructors and must not throw: a stream that cannot take an event
+  // (a broken CUDA context) leaves the block out of the pools for good rather than risk reuse.
+  std::vector<StreamId> uses;
+  uses.swap(b->stream_uses);
+  for (StreamId s : uses) {
+    try {
+      pending_.push_back({source_.record_event(s), b});
+      ++b->pending_events;
+    } catch (...) {
+      ++b->pending_events;  // never completes
+    }
+  }
+  pending_count_.store(pending_.size(), std::memory_order_relaxed);
+}
+
+void CachingAllocator::record_stream(void* p, StreamId stream) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = live_.find(p);
+  if (it == live_.end())
+    throw ValueError(fmt::format(
+        "CachingAllocator({}): record_stream({}) got a pointer that is not a live block of this allocator; pass "
+        "the data pointer of a tensor's storage on this device while the tensor is alive",
+        device_.str(), p));
+  Block* b = it->second;
+  if (stream == b->stream) return;
+  if (std::find(b->stream_uses.begin(), b->stream_uses.end(), stream) == b->stream_uses.end())
+    b->stream_uses.push_back(stream);
+}
+
+void CachingAllocator::process_events(bool wait) {
+  size_t kept = 0;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    const PendingEvent e = pending_[i];
+    if (wait) {
+      source_.wait_event(e.event);
+    } else if (!source_.event_done(e.event)) {
+      pending_[kept++] = e;
+      continue;
+    }
+    source_.destroy_event(e.event);
+    event_completed(e.block);
+  }
+  pending_.resize(kept);
+  pending_count_.store(kept, std::memory_order_relaxed);
+}
+
+void CachingAllocator::event_completed(Block* b) {
+  if (--b->pending_events > 0) return;
+  b->allocated = false;
   release_block(b);
 }
 
 CachingAllocator::FreeBlocks& CachingAllocator::pool_of(const Block* b) { return b->small ? small_free_ : large_free_; }
 
-CachingAllocator::Block* CachingAllocator::take_block(size_t rounded) {
+CachingAllocator::Block* CachingAllocator::take_block(size_t rounded, StreamId stream) {
   const bool small = rounded <= kSmallRequestMax;
   FreeBlocks& pool = small ? small_free_ : large_free_;
   Block key;
-  key.size = rounded;  // ptr nullptr: the first block of this size or more, at the lowest address
+  key.stream = stream;
+  key.size = rounded;  // ptr nullptr: the stream's first block of this size or more, lowest address
   Block* b = nullptr;
-  if (auto it = pool.lower_bound(&key); it != pool.end()) {
+  if (auto it = pool.lower_bound(&key); it != pool.end() && (*it)->stream == stream) {
     b = *it;
     pool.erase(it);
   } else {
-    b = new_segment(rounded, small);
+    b = new_segment(rounded, small, stream);
     if (!b) return nullptr;
   }
   split(b, rounded);
   return b;
 }
 
-CachingAllocator::Block* CachingAllocator::new_segment(size_t rounded, bool small) {
+CachingAllocator::Block* CachingAllocator::new_segment(size_t rounded, bool small, StreamId stream) {
   const size_t size = segment_size_for(rounded);
   auto b = std::make_unique<Block>();
   void* p = source_.allocate_segment(size);
@@ -159,6 +234,7 @@ CachingAllocator::Block* CachingAllocator::new_segment(size_t rounded, bool smal
   b->ptr = static_cast<char*>(p);
   b->size = size;
   b->small = small;
+  b->stream = stream;
   const size_t reserved = reserved_.fetch_add(size, std::memory_order_relaxed) + size;
   if (reserved > peak_reserved_.load(std::memory_order_relaxed)) peak_reserved_.store(reserved, std::memory_order_relaxed);
   segments_.fetch_add(1, std::memory_order_relaxed);
@@ -173,6 +249,7 @@ void CachingAllocator::split(Block* b, size_t rounded) {
   r->ptr = b->ptr + rounded;
   r->size = rest;
   r->small = b->small;
+  r->stream = b->stream;
   r->prev = b;
   r->next = b->next;
   if (b->next) b->next->prev = r;
@@ -203,6 +280,7 @@ void CachingAllocator::release_block(Block* b) {
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lk(mu_);
+  process_events(/*wait=*/true);
   release_unused_segments();
 }
 
@@ -233,6 +311,7 @@ AllocatorStats CachingAllocator::stats() const {
   s.allocations = live_count_.load(std::memory_order_relaxed);
   s.alloc_retries = retries_.load(std::memory_order_relaxed);
   s.ooms = ooms_.load(std::memory_order_relaxed);
+  s.pending_events = pending_count_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -7,6 +7,12 @@
 //   alloc.stats().reserved_bytes;                     // 2 MiB still held
 //   alloc.empty_cache();                              // unused segments go back: reserved 0
 //
+//   // Streams: a block belongs to the stream current when it was allocated. Work on another
+//   // stream that uses it must be recorded, or the block could be reused under that work:
+//   void* q = alloc.allocate(4096);                   // on source.current_stream(), say s1
+//   alloc.record_stream(q, s2);                       // kernels on s2 read q
+//   alloc.deallocate(q, 4096);                        // reused once s2 reached this point (an event)
+//
 // Plain C++ with no CUDA headers: every build compiles it, and the tests drive it with a
 // host-memory SegmentSource. Only CudaSegmentSource (cuda_segment_source.h) talks to CUDA.
 //
@@ -24,9 +30,13 @@
 //   refused: that frees every unused segment and asks once more; if the source still refuses,
 //   allocate() throws rt::OutOfMemoryError naming the request, the device's free and total
 //   memory, what this allocator holds, and what to do about it.
-// - Blocks are not tied to streams: work on a block must be ordered before any work on the
-//   same memory after it is freed (one stream, or a synchronisation), as with a single-stream
-//   PyTorch program.
+// - Blocks belong to a stream (PyTorch's rule): allocate() takes the source's current stream, a
+//   block is cut only from free blocks of its own stream (segments are per stream), and a freed
+//   block is reused at once by later work on that stream, which the stream orders after the
+//   work already queued. record_stream(p, s) notes that work on another stream s uses the
+//   block: deallocate() then records an event on each such stream and keeps the block out of
+//   the pools until every event has completed (checked at each allocate(); empty_cache() and
+//   the out-of-memory retry wait for them). Its bytes leave allocated_bytes at deallocate().
 //
 // Every allocation and free emits an rt::MemoryEvent (rt/allocator.h) with the block size, the
 // source's device, the category current on the allocating thread (a free reports the category
@@ -42,6 +52,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "rt/allocator.h"
 #include "rt/device.h"
@@ -54,7 +65,10 @@ struct MemoryInfo {
   size_t total_bytes = 0;
 };
 
-// Where a CachingAllocator gets its segments: one device's raw allocator.
+// A stream as the allocator sees it: a cudaStream_t, nullptr for the legacy default stream.
+using StreamId = void*;
+
+// Where a CachingAllocator gets its segments and stream events: one device's runtime.
 class SegmentSource {
  public:
   virtual ~SegmentSource() = default;
@@ -65,6 +79,14 @@ class SegmentSource {
   virtual void free_segment(void* p, size_t bytes) = 0;
   virtual MemoryInfo mem_info() = 0;
   virtual Device device() const = 0;
+  // The stream the calling thread's work on this device goes to (where allocate() puts blocks).
+  virtual StreamId current_stream() = 0;
+  // An event marking the work queued on `stream` so far; done() once that work has finished.
+  // wait_event blocks the host until it has; every event is destroyed exactly once.
+  virtual void* record_event(StreamId stream) = 0;
+  virtual bool event_done(void* event) = 0;
+  virtual void wait_event(void* event) = 0;
+  virtual void destroy_event(void* event) = 0;
 };
 
 // Sizes of the block scheme; see the rules above.
@@ -91,6 +113,7 @@ struct AllocatorStats {
   size_t allocations = 0;           // blocks handed out and not yet freed
   size_t alloc_retries = 0;         // allocations that emptied the cache and asked again
   size_t ooms = 0;                  // allocations that ended in OutOfMemoryError
+  size_t pending_events = 0;        // events that freed blocks still wait for (other streams)
 };
 
 class CachingAllocator final : public Allocator {
@@ -104,12 +127,20 @@ class CachingAllocator final : public Allocator {
 
   // Throws rt::OutOfMemoryError when the source cannot provide the memory even after the
   // cache was emptied; the allocator stays usable.
+  // The block belongs to source.current_stream().
   void* allocate(size_t bytes) override;
+  // The same on an explicit stream.
+  void* allocate(size_t bytes, StreamId stream);
+  // Work on `stream` uses the live block at `p` (a pointer allocate() returned): when the block
+  // is freed it is reused only after that work. Recording the block's own stream, or a stream
+  // twice, changes nothing. Throws rt::ValueError for a pointer that is not a live block.
+  void record_stream(void* p, StreamId stream);
   // Throws rt::ValueError for a pointer this allocator did not hand out (or already took back).
   void deallocate(void* p, size_t bytes) override;
   Device device() const override;
 
-  // Returns every segment with no live block to the source.
+  // Waits for the events of blocks freed while other streams used them, then returns every
+  // segment with no live block to the source.
   void empty_cache();
   // Lock-free snapshot; fields may be mid-update relative to each other under concurrency.
   AllocatorStats stats() const;
@@ -118,16 +149,22 @@ class CachingAllocator final : public Allocator {
 
  private:
   struct Block;
-  struct BySizeThenAddress {
+  struct ByStreamSizeAddress {
     bool operator()(const Block* a, const Block* b) const;
   };
-  using FreeBlocks = std::set<Block*, BySizeThenAddress>;
+  using FreeBlocks = std::set<Block*, ByStreamSizeAddress>;
+  struct PendingEvent {
+    void* event;
+    Block* block;
+  };
 
-  Block* take_block(size_t rounded);  // lock held; nullptr when the source refused
-  Block* new_segment(size_t rounded, bool small);
+  Block* take_block(size_t rounded, StreamId stream);  // lock held; nullptr when the source refused
+  Block* new_segment(size_t rounded, bool small, StreamId stream);
   void split(Block* b, size_t rounded);
   void release_block(Block* b);
   void release_unused_segments();
+  void process_events(bool wait);  // lock held: releases blocks whose events all completed
+  void event_completed(Block* b);
   FreeBlocks& pool_of(const Block* b);
   [[noreturn]] void throw_oom(size_t bytes, size_t rounded);
 
@@ -137,8 +174,9 @@ class CachingAllocator final : public Allocator {
   FreeBlocks small_free_;
   FreeBlocks large_free_;
   std::unordered_map<void*, Block*> live_;
+  std::vector<PendingEvent> pending_;  // in the order they were recorded
   std::atomic<size_t> allocated_{0}, peak_{0}, reserved_{0}, peak_reserved_{0}, segments_{0}, retries_{0}, ooms_{0},
-      live_count_{0};
+      live_count_{0}, pending_count_{0};
 };
 
 }  // namespace rt::cuda

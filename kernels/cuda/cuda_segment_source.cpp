@@ -39,7 +39,8 @@ std::string what(const char* call, size_t bytes, int index) {
 
 }  // namespace
 
-CudaSegmentSource::CudaSegmentSource(int device_index) : index_(device_index) {
+CudaSegmentSource::CudaSegmentSource(int device_index, CurrentStreamFn current_stream)
+    : index_(device_index), current_stream_(current_stream) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -87,5 +88,40 @@ MemoryInfo CudaSegmentSource::mem_info() {
 }
 
 Device CudaSegmentSource::device() const { return Device::cuda(index_); }
+
+StreamId CudaSegmentSource::current_stream() { return current_stream_ ? current_stream_(index_) : nullptr; }
+
+void* CudaSegmentSource::record_event(StreamId stream) {
+  const ScopedDevice guard(index_);
+  cuda_kernels::check_cuda(guard.status(), "cudaSetDevice before cudaEventRecord (caching allocator)");
+  cudaEvent_t e = nullptr;
+  cuda_kernels::check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate (caching allocator)");
+  const cudaError_t r = cudaEventRecord(e, static_cast<cudaStream_t>(stream));
+  if (r != cudaSuccess) {
+    cudaEventDestroy(e);
+    cuda_kernels::throw_cuda_error(r, "cudaEventRecord (caching allocator)");
+  }
+  return e;
+}
+
+bool CudaSegmentSource::event_done(void* event) {
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();  // not sticky, but leave no error behind for the next check_launch
+    return false;
+  }
+  cuda_kernels::check_cuda(e, "cudaEventQuery (caching allocator)");
+  return true;
+}
+
+void CudaSegmentSource::wait_event(void* event) {
+  cuda_kernels::check_cuda(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize (caching allocator)");
+}
+
+void CudaSegmentSource::destroy_event(void* event) {
+  const cudaError_t e = cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  if (e == cudaErrorCudartUnloading) return;
+  cuda_kernels::check_cuda(e, "cudaEventDestroy (caching allocator)");
+}
 
 }  // namespace rt::cuda

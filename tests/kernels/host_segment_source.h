@@ -3,11 +3,17 @@
 //   HostSegmentSource source(64 << 20, rt::Device::cuda(0));  // 64 MiB "device"
 //   rt::cuda::CachingAllocator alloc(source);                 // declare the source first
 //   source.set_capacity(0);                                   // every further segment is refused
+//   source.set_current_stream(s1);                            // allocate() now puts blocks on s1
+//   source.complete(s2);                                      // events recorded on s2 so far are done
 //
 // A real source, not a mock: segments are real (512-byte aligned) memory the tests write to,
 // a request past the capacity is refused with nullptr as cudaMalloc's out-of-memory would be,
 // and freeing a segment it did not hand out, or with another size, throws std::logic_error.
 // It records what it was asked so tests can check the allocator's segment sizes.
+// Streams are names (any distinct pointers); an event recorded on a stream is done once the test
+// calls complete() on that stream after it was recorded, or once the allocator waited for it (a
+// host wait returns when the device got there). Destroying an event twice, or one it did not
+// make, throws std::logic_error.
 #pragma once
 #include <cstdlib>
 #include <map>
@@ -64,6 +70,31 @@ class HostSegmentSource final : public rt::cuda::SegmentSource {
   }
   rt::Device device() const override { return device_; }
 
+  rt::cuda::StreamId current_stream() override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return current_;
+  }
+  void* record_event(rt::cuda::StreamId stream) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    events_.push_back(Event{stream, false, false});
+    return reinterpret_cast<void*>(events_.size());  // 1-based index: never nullptr
+  }
+  bool event_done(void* event) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return event_of(event).done;
+  }
+  void wait_event(void* event) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    event_of(event).done = true;
+    ++waits_;
+  }
+  void destroy_event(void* event) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    Event& e = event_of(event);
+    if (e.destroyed) throw std::logic_error("HostSegmentSource: event destroyed twice");
+    e.destroyed = true;
+  }
+
   void set_capacity(size_t bytes) {
     std::lock_guard<std::mutex> lk(mu_);
     capacity_ = bytes;
@@ -76,6 +107,30 @@ class HostSegmentSource final : public rt::cuda::SegmentSource {
     std::lock_guard<std::mutex> lk(mu_);
     return live_.size();
   }
+  void set_current_stream(rt::cuda::StreamId s) {
+    std::lock_guard<std::mutex> lk(mu_);
+    current_ = s;
+  }
+  // The device reached every event recorded on `stream` so far.
+  void complete(rt::cuda::StreamId stream) {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (Event& e : events_)
+      if (e.stream == stream) e.done = true;
+  }
+  size_t events_recorded() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return events_.size();
+  }
+  size_t events_alive() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    size_t n = 0;
+    for (const Event& e : events_) n += e.destroyed ? 0 : 1;
+    return n;
+  }
+  size_t host_waits() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return waits_;
+  }
   size_t refusals() const {
     std::lock_guard<std::mutex> lk(mu_);
     return refusals_;
@@ -87,6 +142,17 @@ class HostSegmentSource final : public rt::cuda::SegmentSource {
   }
 
  private:
+  struct Event {
+    rt::cuda::StreamId stream;
+    bool done;
+    bool destroyed;
+  };
+  Event& event_of(void* event) {
+    const auto i = reinterpret_cast<size_t>(event);
+    if (i == 0 || i > events_.size()) throw std::logic_error("HostSegmentSource: an event it did not record");
+    return events_[i - 1];
+  }
+
   mutable std::mutex mu_;
   size_t capacity_;
   rt::Device device_;
@@ -94,4 +160,7 @@ class HostSegmentSource final : public rt::cuda::SegmentSource {
   size_t refusals_ = 0;
   std::map<void*, size_t> live_;
   std::vector<size_t> requests_;
+  rt::cuda::StreamId current_ = nullptr;
+  std::vector<Event> events_;
+  size_t waits_ = 0;
 };

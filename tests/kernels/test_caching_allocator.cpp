@@ -515,3 +515,140 @@ TEST_CASE("concurrent allocations and frees from several threads keep the books 
   CHECK(alloc.stats().segments == 0);
   CHECK(source.live_segments() == 0);
 }
+
+// ---- streams -------------------------------------------------------------------------------
+namespace {
+// Two user streams; any distinct pointers name streams for the allocator.
+int g_stream_tags[2];
+rt::cuda::StreamId const kS1 = &g_stream_tags[0];
+rt::cuda::StreamId const kS2 = &g_stream_tags[1];
+}  // namespace
+
+TEST_CASE("blocks belong to the stream they were allocated on") {
+  HostSegmentSource source(kPlenty);
+  CachingAllocator alloc(source);
+  void* a = alloc.allocate(4 * KiB, kS1);
+  alloc.deallocate(a, 4 * KiB);
+  void* b = alloc.allocate(4 * KiB, kS2);  // s1's cached block is not handed to s2 ...
+  CHECK(b != a);
+  CHECK(source.live_segments() == 2);      // ... which gets a segment of its own
+  void* c = alloc.allocate(4 * KiB, kS1);  // s1 reuses its block at once (the stream orders it)
+  CHECK(c == a);
+  alloc.deallocate(c, 4 * KiB);
+  alloc.deallocate(b, 4 * KiB);
+  void* d = alloc.allocate(4 * KiB, nullptr);  // neither is handed to the legacy stream
+  CHECK((d != a && d != b));
+  alloc.deallocate(d, 4 * KiB);
+  CHECK(alloc.allocate(4 * KiB, kS2) == b);
+  c = alloc.allocate(4 * KiB, kS1);
+  CHECK(c == a);
+  CHECK(source.live_segments() == 3);
+
+  source.set_current_stream(kS2);  // allocate() without a stream takes the source's current one
+  alloc.deallocate(b, 4 * KiB);
+  CHECK(alloc.allocate(4 * KiB) == b);
+  alloc.deallocate(b, 4 * KiB);
+  alloc.deallocate(c, 4 * KiB);
+
+  alloc.empty_cache();  // segments of every stream go back
+  CHECK(source.live_segments() == 0);
+  CHECK(alloc.stats().reserved_bytes == 0);
+}
+
+TEST_CASE("a block used on another stream is reused only after that stream's event") {
+  HostSegmentSource source(kPlenty);
+  CachingAllocator alloc(source);
+  EventLog log;
+  rt::add_memory_observer(&log);
+  void* p = alloc.allocate(4 * KiB, kS1);
+  alloc.record_stream(p, kS2);
+  alloc.record_stream(p, kS2);  // twice: one use
+  alloc.record_stream(p, kS1);  // its own stream: nothing to wait for
+  alloc.deallocate(p, 4 * KiB);
+  rt::remove_memory_observer(&log);
+
+  CHECK(source.events_recorded() == 1);
+  auto s = alloc.stats();
+  CHECK(s.allocated_bytes == 0);  // the tensor is gone: its bytes leave the count at once
+  CHECK(s.allocations == 0);
+  CHECK(s.pending_events == 1);
+  REQUIRE(log.events.size() == 2);
+  CHECK_FALSE(log.events[1].is_alloc);
+
+  void* q = alloc.allocate(4 * KiB, kS1);  // s2 may still be reading p
+  CHECK(q != p);
+  CHECK(alloc.stats().pending_events == 1);
+  alloc.deallocate(q, 4 * KiB);  // q merges with the free rest of the segment; p stays out
+
+  source.complete(kS2);
+  void* r = alloc.allocate(4 * KiB, kS1);  // the event completed: p is free again, lowest address
+  CHECK(r == p);
+  CHECK(alloc.stats().pending_events == 0);
+  CHECK(source.events_alive() == 0);
+  CHECK(source.host_waits() == 0);  // found by polling, no host wait
+  alloc.deallocate(r, 4 * KiB);
+  alloc.empty_cache();
+  CHECK(source.live_segments() == 0);  // p merged back: the segment was whole
+}
+
+TEST_CASE("a block used on two other streams waits for both events") {
+  HostSegmentSource source(kPlenty);
+  CachingAllocator alloc(source);
+  void* p = alloc.allocate(3 * MiB, nullptr);
+  alloc.record_stream(p, kS1);
+  alloc.record_stream(p, kS2);
+  alloc.deallocate(p, 3 * MiB);
+  CHECK(alloc.stats().pending_events == 2);
+  source.complete(kS1);
+  void* q = alloc.allocate(3 * MiB, nullptr);
+  CHECK(q != p);  // s2 has not got there yet
+  CHECK(alloc.stats().pending_events == 1);
+  source.complete(kS2);
+  void* r = alloc.allocate(3 * MiB, nullptr);
+  CHECK(r == p);
+  CHECK(source.events_alive() == 0);
+  alloc.deallocate(q, 0);
+  alloc.deallocate(r, 0);
+}
+
+TEST_CASE("empty_cache and the out-of-memory retry wait for pending events") {
+  SECTION("empty_cache") {
+    HostSegmentSource source(kPlenty);
+    CachingAllocator alloc(source);
+    void* p = alloc.allocate(12 * MiB, kS1);
+    alloc.record_stream(p, kS2);
+    alloc.deallocate(p, 12 * MiB);
+    alloc.empty_cache();
+    CHECK(source.host_waits() == 1);
+    CHECK(source.events_alive() == 0);
+    CHECK(alloc.stats().pending_events == 0);
+    CHECK(source.live_segments() == 0);
+  }
+  SECTION("the retry") {
+    HostSegmentSource source(20 * MiB);
+    CachingAllocator alloc(source);
+    void* p = alloc.allocate(12 * MiB, kS1);  // a 12 MiB segment of its own
+    alloc.record_stream(p, kS2);
+    alloc.deallocate(p, 12 * MiB);
+    void* q = alloc.allocate(12 * MiB, kS2);  // no room beside it: wait, return it, ask again
+    CHECK(q != nullptr);
+    CHECK(source.host_waits() == 1);
+    CHECK(alloc.stats().alloc_retries == 1);
+    CHECK(alloc.stats().ooms == 0);
+    alloc.deallocate(q, 12 * MiB);
+  }
+}
+
+TEST_CASE("record_stream needs a live block; the destructor destroys pending events") {
+  HostSegmentSource source(kPlenty);
+  {
+    CachingAllocator alloc(source);
+    void* p = alloc.allocate(100, kS1);
+    CHECK_THROWS_WITH(alloc.record_stream(as_bytes(p) + 512, kS2), Catch::Contains("not a live block"));
+    alloc.record_stream(p, kS2);
+    alloc.deallocate(p, 100);
+    CHECK_THROWS_AS(alloc.record_stream(p, kS2), rt::ValueError);  // freed already
+    CHECK(source.events_alive() == 1);
+  }
+  CHECK(source.events_alive() == 0);
+}
