@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -30,6 +32,26 @@ struct HandleCache {
   }
 };
 
+// cuBLAS's default workspace belongs to the handle: two streams running gemms at once through one
+// handle would share it. Each non-default stream gets a workspace of its own (as PyTorch keeps one
+// per handle and stream), from cudaMalloc, kept for the process like the pool streams it serves
+// (32 MiB on Hopper and later, cuBLAS's recommendation there; 4 MiB before).
+void* workspace_for(int device, cudaStream_t stream, size_t& bytes) {
+  static std::mutex mu;
+  static auto* workspaces = new std::map<std::pair<int, cudaStream_t>, std::pair<void*, size_t>>();
+  std::lock_guard<std::mutex> lk(mu);
+  auto& w = (*workspaces)[{device, stream}];
+  if (!w.first) {
+    int major = 0;
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "gemm (compute capability)");
+    const size_t size = major >= 9 ? size_t(32) << 20 : size_t(4) << 20;
+    check_cuda(cudaMalloc(&w.first, size), "gemm (cuBLAS workspace for a stream)");
+    w.second = size;
+  }
+  bytes = w.second;
+  return w.first;
+}
+
 cublasHandle_t handle_for(cudaStream_t stream) {
   thread_local HandleCache cache;
   int device = 0;
@@ -41,6 +63,11 @@ cublasHandle_t handle_for(cudaStream_t stream) {
     it = cache.handles.emplace(device, h).first;
   }
   check_cublas(cublasSetStream(it->second, stream), "cublasSetStream", "device " + std::to_string(device));
+  if (stream) {  // cublasSetStream went back to the default workspace, which is the legacy stream's
+    size_t bytes = 0;
+    void* w = workspace_for(device, stream, bytes);
+    check_cublas(cublasSetWorkspace(it->second, w, bytes), "cublasSetWorkspace", "device " + std::to_string(device));
+  }
   return it->second;
 }
 

@@ -86,6 +86,13 @@ TEST_CASE("without a device: unavailable, with the reason named", "[cuda][dispat
     CHECK_THAT(device_error([] { rt::cuda::mem_get_info(); }), Contains(rt::cuda::is_built() ? reason : "not built"));
     CHECK_THAT(device_error([] { rt::cuda::Stream::current(); }), Contains(rt::cuda::is_built() ? reason : "not built"));
   }
+  SECTION("streams and events need a device") {
+    const std::string why = rt::cuda::is_built() ? reason : "not built";
+    CHECK_THAT(device_error([] { rt::cuda::Stream::create(); }), Contains(why));
+    CHECK_THAT(device_error([] { rt::cuda::Stream::create(0, -1); }), Contains(why));
+    CHECK_THAT(device_error([] { rt::cuda::Stream::default_stream(); }), Contains(why));
+    CHECK_THAT(device_error([] { rt::cuda::Event e(true); }), Contains(why));
+  }
 }
 
 TEST_CASE("a cuda:0 tensor mixed with a CPU tensor: DeviceError naming the op, devices and shapes", "[cuda][dispatch]") {

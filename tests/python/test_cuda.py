@@ -54,7 +54,7 @@ def test_memory_counters_read_zero():
     rt.cuda.reset_peak_memory_stats()
     rt.cuda.empty_cache()
     stats = rt.cuda.memory_stats()
-    assert stats["allocated_bytes.all.current"] == 0 and stats["num_ooms"] == 0 and len(stats) == 8
+    assert stats["allocated_bytes.all.current"] == 0 and stats["num_ooms"] == 0 and len(stats) == 9
     summary = rt.cuda.memory_summary()
     assert "Allocated memory" in summary and "0 B" in summary and "Out-of-memory errors" in summary
     with rt.cuda.device(None):  # no index: changes nothing, needs no device
@@ -66,11 +66,19 @@ def test_memory_counters_read_zero():
     rt.cuda.current_device, rt.cuda.synchronize, rt.cuda.get_device_name, rt.cuda.get_device_properties,
     rt.cuda.get_device_capability, lambda: rt.cuda.set_device(0), lambda: rt.cuda.Event(enable_timing=True),
     rt.cuda.mem_get_info, rt.cuda.current_stream, lambda: rt.cuda.device(0).__enter__(),
+    rt.cuda.Stream, lambda: rt.cuda.Stream(priority=-1), rt.cuda.default_stream,
 ], ids=["current_device", "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
-        "set_device", "Event", "mem_get_info", "current_stream", "device context"])
+        "set_device", "Event", "mem_get_info", "current_stream", "device context", "Stream", "Stream high priority",
+        "default_stream"])
 def test_calls_that_need_a_device_raise_the_reason(call):
     with pytest.raises(RuntimeError, match=REASON):
         call()
+
+
+def test_stream_context_and_set_stream_with_none_change_nothing():
+    with rt.cuda.stream(None) as s:  # torch's idiom for "no stream": needs no device
+        assert s is None
+    rt.cuda.set_stream(None)
 
 
 def test_device_arguments_are_checked():
@@ -305,8 +313,12 @@ def test_events_time_work():
     end.record()
     end.synchronize()
     assert end.query() and start.elapsed_time(end) >= 0.0
-    with pytest.raises(RuntimeError):
+    with pytest.raises(ValueError, match="recorded"):
         rt.cuda.Event().elapsed_time(end)  # neither recorded nor timed
+    untimed = rt.cuda.Event()
+    untimed.record()
+    with pytest.raises(ValueError, match="enable_timing"):
+        start.elapsed_time(untimed)
 
 
 @needs_gpu
@@ -569,3 +581,76 @@ def test_python_optimizers_take_the_fused_step_on_cuda_and_match_the_cpu(make):
     for a, b in zip(cpu.parameters(), gpu.parameters()):
         assert b.is_cuda
         close(b.cpu(), a, 1e-4)
+
+
+# ---- streams ---------------------------------------------------------------------------------
+@needs_gpu
+def test_streams_come_from_a_pool_and_describe_themselves():
+    a, b, high = rt.cuda.Stream(), rt.cuda.Stream("cuda:0"), rt.cuda.Stream(priority=-1)
+    assert a.cuda_stream != 0 and a != b and a == a and len({a, a, b}) == 2
+    assert a.device == rt.device("cuda:0") and a.device_index == 0
+    assert high.priority < a.priority
+    assert "cuda_stream=0x" in repr(a)
+    assert rt.cuda.default_stream().cuda_stream == 0
+    assert rt.cuda.current_stream() == rt.cuda.default_stream()
+    with pytest.raises(ValueError, match="expected a CUDA device"):
+        rt.cuda.Stream("cpu")
+
+
+@needs_gpu
+def test_with_stream_sets_and_restores_the_current_stream_per_thread():
+    import threading
+    s1, s2 = rt.cuda.Stream(), rt.cuda.Stream()
+    with rt.cuda.stream(s1) as entered:
+        assert entered is s1 and rt.cuda.current_stream() == s1
+        with rt.cuda.stream(s2):
+            assert rt.cuda.current_stream() == s2
+            seen = []
+            t = threading.Thread(target=lambda: seen.append(rt.cuda.current_stream()))
+            t.start()
+            t.join()
+            assert seen[0] == rt.cuda.default_stream()  # other threads keep their own
+        assert rt.cuda.current_stream() == s1
+    assert rt.cuda.current_stream() == rt.cuda.default_stream()
+    rt.cuda.set_stream(s2)
+    assert rt.cuda.current_stream() == s2
+    rt.cuda.set_stream(rt.cuda.default_stream())
+
+
+@needs_gpu
+def test_work_on_a_side_stream_matches_the_cpu():
+    x = rt.randn(256, 512, device="cuda")
+    w = rt.randn(512, 64, device="cuda")
+    side = rt.cuda.Stream()
+    side.wait_stream(rt.cuda.current_stream())
+    with rt.cuda.stream(side):
+        y = (x @ w).relu().sum(1)
+        z = y.cpu()  # the copy waits for the side stream's work
+    x.record_stream(side)
+    w.record_stream(side)
+    rt.cuda.current_stream().wait_stream(side)
+    expected = (x.cpu() @ w.cpu()).relu().sum(1)
+    close(z, expected, 1e-3)
+    close(y.cpu(), expected, 1e-3)
+    with pytest.raises(RuntimeError, match="only CUDA tensors"):
+        rt.ones(2).record_stream(side)
+
+
+@needs_gpu
+def test_events_order_streams():
+    side = rt.cuda.Stream()
+    e = side.record_event()
+    assert isinstance(e, rt.cuda.Event)
+    e.synchronize()
+    assert e.query()
+    x = rt.randn(1 << 20, device="cuda")
+    done = rt.cuda.Event()
+    done.record()  # on the current (legacy) stream, after x
+    side.wait_event(done)
+    with rt.cuda.stream(side):
+        y = x * 2
+    mark = rt.cuda.Event(blocking=True)
+    side.record_event(mark)
+    mark.wait()  # later work on the current stream waits for the side stream
+    assert rt.equal(y.cpu(), x.cpu() * 2)
+    assert rt.cuda.Event().query()  # never recorded: complete

@@ -12,19 +12,39 @@
 //     std::puts(rt::cuda::unavailable_reason().c_str());  // why not: not built, or no usable device
 //   }
 //
+//   // Overlap work on a second stream (torch.cuda.Stream / torch.cuda.stream):
+//   rt::cuda::Stream side = rt::cuda::Stream::create();
+//   side.wait_stream(rt::cuda::Stream::current());        // x is ready before side reads it
+//   {
+//     rt::cuda::StreamGuard on_side(side);                 // ops below launch on `side`
+//     rt::Tensor z = rt::relu(x);
+//     rt::cuda::record_stream(x, side);                    // x's memory is reused only after side used it
+//   }
+//   rt::cuda::Stream::current().wait_stream(side);         // later work here sees z
+//
 // Contracts:
 // - Nothing here throws on a machine without a GPU except the calls that need one (they throw
 //   rt::DeviceError saying why CUDA is unusable). Any error of cudaGetDeviceCount counts as "no
 //   device" (a driverless machine reports code 35 or 100).
-// - Work runs on one stream per device, the legacy default stream, in the order ops are
-//   called; tensors' memory comes from a caching allocator per device (PyTorch's block sizes,
-//   see kernels/cuda/caching_allocator.h) that reports the same memory events and categories
-//   as the CPU allocator. User-created streams are not supported yet.
+// - Ops launch on the calling thread's current stream of their device: the legacy default
+//   stream unless set_current_stream or a StreamGuard chose another (PyTorch's rules). Streams
+//   from Stream::create are non-blocking: they do not wait for the legacy stream nor it for
+//   them, so order work across streams with wait_stream / wait_event. Copies to and from the
+//   host run on the current stream and return when it has finished them.
+// - Tensors' memory comes from a caching allocator per device (PyTorch's block sizes, see
+//   kernels/cuda/caching_allocator.h) that reports the same memory events and categories as
+//   the CPU allocator. A block belongs to the stream current when it was allocated; a tensor
+//   used on another stream needs record_stream(tensor, stream) before it is freed, or its
+//   memory may be reused while that stream still reads it.
 // - A device index of -1 means the current device.
 #pragma once
 #include <cstddef>
 #include <string>
 #include <utility>
+
+namespace rt {
+class Tensor;
+}
 
 namespace rt::cuda {
 
@@ -65,6 +85,7 @@ struct MemoryStats {
   size_t allocations = 0;    // live blocks handed out
   size_t alloc_retries = 0;  // allocations that emptied the cache and asked the driver again
   size_t ooms = 0;           // allocations that ended in OutOfMemoryError
+  size_t pending_events = 0; // events on other streams that freed blocks wait for (record_stream)
 };
 MemoryStats memory_stats(int device = -1);
 // Free and total memory of `device` as the driver sees it (cudaMemGetInfo): memory held by this
@@ -79,16 +100,34 @@ void empty_cache();
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
-// The stream the ops on a device run on. There is one per device (the legacy default
-// stream); user-created streams are not supported yet, so this is what PyTorch's
-// torch.cuda.current_stream() returns in a program that never makes a stream.
+class Event;
+
+// A CUDA stream of one device: a queue of work that runs in order. Copyable handle; streams are
+// never destroyed (Stream::create hands out streams of a per-device pool, as PyTorch does).
 class Stream {
  public:
+  // A stream of `device`'s pool, round robin over 32 streams per priority, created non-blocking
+  // on first use (torch.cuda.Stream(device, priority)). priority < 0 asks for the device's
+  // highest priority (cudaDeviceGetStreamPriorityRange), anything else for the default one.
+  static Stream create(int device = -1, int priority = 0);
+  // The calling thread's current stream of `device` (torch.cuda.current_stream).
   static Stream current(int device = -1);
+  // The legacy default stream of `device` (torch.cuda.default_stream); handle() is nullptr.
+  static Stream default_stream(int device = -1);
+
   int device() const { return device_; }
   void* handle() const { return handle_; }  // cudaStream_t
+  int priority() const;                     // CUDA's value: lower runs first
   void synchronize() const;                 // waits for all work queued on it
   bool query() const;                       // true once that work has finished
+  // Work queued on this stream from now on waits until `event` (recorded) has completed; an
+  // event never recorded is complete. Does not block the host.
+  void wait_event(const Event& event) const;
+  // Work queued on this stream from now on waits for the work queued on `other` so far.
+  void wait_stream(const Stream& other) const;
+
+  bool operator==(const Stream& o) const { return device_ == o.device_ && handle_ == o.handle_; }
+  bool operator!=(const Stream& o) const { return !(*this == o); }
 
  private:
   Stream(int device, void* handle) : device_(device), handle_(handle) {}
@@ -96,19 +135,54 @@ class Stream {
   void* handle_ = nullptr;
 };
 
-// A CUDA event on the current device's stream, for timing and waiting.
+// Makes `stream` the calling thread's current stream of its device.
+void set_current_stream(const Stream& stream);
+
+// For its lifetime: `stream`'s device is the current device and `stream` its current stream
+// (torch.cuda.stream(s)); both are restored after.
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream);
+  ~StreamGuard();
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  int saved_device_ = -1;
+  void* saved_stream_ = nullptr;  // the previous current stream of `stream`'s device
+  int device_ = 0;
+};
+
+// Work on `stream` uses `tensor`'s memory (Tensor.record_stream): when the last view of its
+// storage dies, the memory is reused only after the work queued on `stream` by then. Throws
+// DeviceError for a CPU tensor or a stream of another device, ValueError for memory that did
+// not come from the caching allocator.
+void record_stream(const Tensor& tensor, const Stream& stream);
+
+// A CUDA event (torch.cuda.Event): a point in a stream's work, for timing and ordering. The
+// CUDA event is created at the first record(), on the recording stream's device; before that
+// query() is true and synchronize() returns at once. `blocking`: synchronize() sleeps instead of
+// spinning (cudaEventBlockingSync).
 class Event {
  public:
-  explicit Event(bool enable_timing = false);
+  explicit Event(bool enable_timing = false, bool blocking = false);
   ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  void record();              // marks the point in the stream
+  void record();                       // on the current stream of the current device
+  void record(const Stream& stream);   // marks the work queued on `stream` so far
+  void wait(const Stream& stream) const;  // stream.wait_event(*this)
   void synchronize() const;   // waits until the stream reached the mark
   bool query() const;         // true once reached
   float elapsed_ms(const Event& end) const;  // both recorded with enable_timing
+  void* handle() const { return event_; }    // cudaEvent_t, nullptr before the first record
 
  private:
+  bool enable_timing_ = false;
+  bool blocking_ = false;
+  int device_ = -1;           // of the first record
   void* event_ = nullptr;     // cudaEvent_t
 };
 

@@ -12,8 +12,20 @@
 Contracts: is_built, is_available, device_count, unavailable_reason and the memory counters never
 raise (the counters read 0 without a device, as torch's do). Everything that needs a device raises
 RuntimeError naming why CUDA is unusable. A `device` argument is None (the current device), an int,
-"cuda", "cuda:N" or an rt.device of type cuda. Work runs in order on one stream per device
-(current_stream()); user-created streams are not supported yet.
+"cuda", "cuda:N" or an rt.device of type cuda.
+
+Streams, as in torch: ops run on the thread's current stream (the legacy default stream unless
+`with rt.cuda.stream(s):` or set_stream chose another). Streams from rt.cuda.Stream() come from a
+per-device pool and are non-blocking, so order work across streams with wait_stream/wait_event,
+and call tensor.record_stream(s) for a tensor another stream uses, or its memory may be reused
+while that stream still reads it:
+
+    side = rt.cuda.Stream()
+    side.wait_stream(rt.cuda.current_stream())     # x is ready before side reads it
+    with rt.cuda.stream(side):
+        y = x.relu()
+    x.record_stream(side)
+    rt.cuda.current_stream().wait_stream(side)     # y is ready for what follows
 """
 from . import _C
 from ._random import manual_seed as _manual_seed
@@ -26,22 +38,27 @@ __all__ = ["is_available", "is_built", "device_count", "unavailable_reason", "cu
            "get_device_name", "get_device_capability", "get_device_properties", "synchronize",
            "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "memory_stats", "memory_summary", "mem_get_info", "empty_cache", "manual_seed", "manual_seed_all",
-           "set_allow_tf32", "Event", "Stream", "current_stream", "default_stream", "device"]
+           "set_allow_tf32", "Event", "Stream", "StreamContext", "stream", "set_stream", "current_stream",
+           "default_stream", "device"]
 
 Event.__module__ = __name__
 Stream.__module__ = __name__
-Stream.__doc__ = """The stream a device's ops run on (torch.cuda.Stream as current_stream() returns it):
-synchronize() waits for the work queued on it, query() says whether it has finished, device_index
-and cuda_stream (the cudaStream_t as an int; 0, the legacy default stream) describe it. There is
-one per device; creating streams is not supported yet."""
-Event.__doc__ = """A CUDA event on the current device's stream (torch.cuda.Event):
+Stream.__doc__ = """A CUDA stream (torch.cuda.Stream): Stream(device=None, priority=0) hands out a
+stream of the device's pool (32 per priority, non-blocking); priority < 0 asks for the highest.
+synchronize() waits for the work queued on it, query() says whether it has finished,
+wait_event(e) and wait_stream(s) make later work on it wait, record_event(e=None) records an
+event on it and returns it. device, device_index, priority and cuda_stream (the cudaStream_t as an
+int; 0 is the legacy default stream) describe it. Streams compare equal when they are the same."""
+Event.__doc__ = """A CUDA event (torch.cuda.Event(enable_timing=False, blocking=False)):
 
     start = rt.cuda.Event(enable_timing=True); end = rt.cuda.Event(enable_timing=True)
     start.record(); ...; end.record(); end.synchronize(); ms = start.elapsed_time(end)
 
-record() marks the point the stream has reached, query() says whether the GPU got there,
-synchronize() waits for it, elapsed_time(end) is milliseconds between two events recorded with
-enable_timing=True. Creating one without a usable device raises RuntimeError."""
+record(stream=None) marks the work queued on the stream (the current one by default), wait(stream=None)
+makes later work on a stream wait for that mark, query() says whether the GPU got there,
+synchronize() waits for it (sleeping instead of spinning with blocking=True), elapsed_time(end) is
+milliseconds between two events recorded with enable_timing=True. Before its first record an event
+counts as complete. Creating one without a usable device raises RuntimeError."""
 
 
 def is_built():
@@ -139,7 +156,8 @@ def reset_peak_memory_stats(device=None):
 def memory_stats(device=None):
     """The caching allocator's counters under torch.cuda.memory_stats()' key names:
     allocated_bytes.all.{current,peak}, reserved_bytes.all.{current,peak}, segment.all.current,
-    allocation.all.current, num_alloc_retries, num_ooms (all 0 without a device)."""
+    allocation.all.current, num_alloc_retries, num_ooms; and ours, pending_events: events on other
+    streams that freed blocks wait for before reuse (record_stream). All 0 without a device."""
     return dict(_cuda.memory_stats(_device_index(device)))
 
 
@@ -176,13 +194,55 @@ def memory_summary(device=None, abbreviated=False):
 
 
 def current_stream(device=None):
-    """The stream ops on `device` run on (one per device, the legacy default stream)."""
+    """The stream ops on `device` run on from this thread: the legacy default stream unless
+    set_stream or `with stream(s):` chose another."""
     return _cuda.current_stream(_device_index(device))
 
 
 def default_stream(device=None):
-    """Same as current_stream: no other stream exists yet."""
-    return current_stream(device)
+    """The legacy default stream of `device` (cuda_stream 0)."""
+    return _cuda.default_stream(_device_index(device))
+
+
+def set_stream(stream):
+    """Makes `stream` this thread's current stream of its device (torch.cuda.set_stream); None
+    changes nothing. Prefer `with rt.cuda.stream(s):`, which restores the previous one."""
+    if stream is not None:
+        _cuda.set_stream(stream)
+
+
+class StreamContext:
+    """Context manager behind rt.cuda.stream(s): makes `s` the current stream of its device, and
+    that device the current one, for the block; restores both after. None changes nothing."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self._saved = None
+
+    def __enter__(self):
+        s = self.stream
+        if s is None:
+            return None
+        prev_device = _cuda.current_device()
+        if prev_device != s.device_index:
+            _cuda.set_device(s.device_index)
+        self._saved = (prev_device, _cuda.current_stream(s.device_index))
+        _cuda.set_stream(s)
+        return s
+
+    def __exit__(self, *exc):
+        if self._saved is not None:
+            prev_device, prev_stream = self._saved
+            _cuda.set_stream(prev_stream)
+            if prev_device != self.stream.device_index:
+                _cuda.set_device(prev_device)
+            self._saved = None
+        return False
+
+
+def stream(stream):
+    """`with rt.cuda.stream(s):` runs the block's ops on stream `s` (torch.cuda.stream)."""
+    return StreamContext(stream)
 
 
 class device:

@@ -4,6 +4,9 @@
 #include <fmt/core.h>
 
 #include <cstdint>
+#include <optional>
+
+#include <pybind11/operators.h>
 
 #include "bind.h"
 #include "rt/cuda.h"
@@ -57,39 +60,84 @@ void bind_memory(py::module_& m) {
         d["allocation.all.current"] = s.allocations;
         d["num_alloc_retries"] = s.alloc_retries;
         d["num_ooms"] = s.ooms;
+        d["pending_events"] = s.pending_events;  // ours: freed blocks waiting for other streams (record_stream)
         return d;
       },
       py::arg("device") = -1);
   m.def("mem_get_info", &rt::cuda::mem_get_info, py::arg("device") = -1);
 }
 
+// A `device` argument of the stream API: None (the current device), an int, "cuda:N" or an
+// rt.device of type cuda, as an index (-1 for the current device).
+int cuda_index(py::handle device, const char* what) {
+  if (device.is_none()) return -1;
+  if (PyLong_Check(device.ptr())) return device.cast<int>();
+  const rt::Device d = to_device(device);
+  if (!d.is_cuda()) throw py::value_error(fmt::format("{}: expected a CUDA device, got {}", what, d.str()));
+  return d.index;
+}
+
+std::string stream_repr(const rt::cuda::Stream& s) {
+  return fmt::format("<rustytorch.cuda.Stream device=cuda:{} cuda_stream={:#x}>", s.device(),
+                     reinterpret_cast<uintptr_t>(s.handle()));
+}
+
 // Waiting on the GPU can take long: other Python threads run meanwhile.
 void bind_sync_and_events(py::module_& m) {
+  using rt::cuda::Event;
+  using rt::cuda::Stream;
   m.def("synchronize", &rt::cuda::synchronize, py::arg("device") = -1, py::call_guard<py::gil_scoped_release>());
   m.def("set_allow_tf32", &rt::cuda::set_allow_tf32, py::arg("allow"));
   m.def("allow_tf32", &rt::cuda::allow_tf32);
 
-  py::class_<rt::cuda::Event>(m, "Event")
-      .def(py::init<bool>(), py::arg("enable_timing") = false)
-      .def("record", &rt::cuda::Event::record)
-      .def("synchronize", &rt::cuda::Event::synchronize, py::call_guard<py::gil_scoped_release>())
-      .def("query", &rt::cuda::Event::query)
-      .def("elapsed_time", &rt::cuda::Event::elapsed_ms, py::arg("end_event"));
+  py::class_<Event>(m, "Event")
+      .def(py::init<bool, bool>(), py::arg("enable_timing") = false, py::arg("blocking") = false)
+      .def(
+          "record",
+          [](Event& e, std::optional<Stream> stream) { e.record(stream ? *stream : Stream::current()); },
+          py::arg("stream") = py::none())
+      .def(
+          "wait",
+          [](const Event& e, std::optional<Stream> stream) { e.wait(stream ? *stream : Stream::current()); },
+          py::arg("stream") = py::none())
+      .def("synchronize", &Event::synchronize, py::call_guard<py::gil_scoped_release>())
+      .def("query", &Event::query)
+      .def("elapsed_time", &Event::elapsed_ms, py::arg("end_event"))
+      .def_property_readonly("cuda_event", [](const Event& e) { return reinterpret_cast<uintptr_t>(e.handle()); });
 
-  py::class_<rt::cuda::Stream>(m, "Stream")
-      .def_property_readonly("device_index", &rt::cuda::Stream::device)
-      .def_property_readonly("cuda_stream", [](const rt::cuda::Stream& s) { return reinterpret_cast<uintptr_t>(s.handle()); })
-      .def("synchronize", &rt::cuda::Stream::synchronize, py::call_guard<py::gil_scoped_release>())
-      .def("query", &rt::cuda::Stream::query)
-      .def("__repr__", [](const rt::cuda::Stream& s) {
-        return fmt::format("<rustytorch.cuda.Stream device=cuda:{} cuda_stream={:#x}>", s.device(),
-                           reinterpret_cast<uintptr_t>(s.handle()));
-      });
-  m.def("current_stream", &rt::cuda::Stream::current, py::arg("device") = -1);
+  py::class_<Stream>(m, "Stream")
+      .def(py::init([](py::handle device, int priority) { return Stream::create(cuda_index(device, "Stream"), priority); }),
+           py::arg("device") = py::none(), py::arg("priority") = 0)
+      .def_property_readonly("device_index", &Stream::device)
+      .def_property_readonly("device", [](const Stream& s) { return rt::Device::cuda(s.device()); })
+      .def_property_readonly("cuda_stream", [](const Stream& s) { return reinterpret_cast<uintptr_t>(s.handle()); })
+      .def_property_readonly("priority", &Stream::priority)
+      .def("synchronize", &Stream::synchronize, py::call_guard<py::gil_scoped_release>())
+      .def("query", &Stream::query)
+      .def("wait_event", &Stream::wait_event, py::arg("event"))
+      .def("wait_stream", &Stream::wait_stream, py::arg("stream"))
+      .def(
+          "record_event",
+          [](const Stream& s, py::object event) {
+            if (event.is_none()) event = py::cast(Event(false));
+            event.cast<Event&>().record(s);
+            return event;
+          },
+          py::arg("event") = py::none())
+      .def(py::self == py::self)
+      .def(py::self != py::self)
+      .def("__hash__", [](const Stream& s) { return py::hash(py::make_tuple(s.device(), reinterpret_cast<uintptr_t>(s.handle()))); })
+      .def("__repr__", &stream_repr);
+  m.def("current_stream", [](py::handle device) { return Stream::current(cuda_index(device, "current_stream")); },
+        py::arg("device") = py::none());
+  m.def("default_stream", [](py::handle device) { return Stream::default_stream(cuda_index(device, "default_stream")); },
+        py::arg("device") = py::none());
+  m.def("set_stream", &rt::cuda::set_current_stream, py::arg("stream"));
 }
 
 // Tensor._to_device(device, copy=False): the same Python object when it is already there (unless
-// `copy`), otherwise a differentiable copy (rt::to_device) made with the GIL released.
+// `copy`), otherwise a differentiable copy (rt::to_device) made with the GIL released; and
+// Tensor.record_stream(stream).
 void bind_to_device(py::module_& parent) {
   TensorClass cls = tensor_class(parent);
   cls.def(
@@ -101,6 +149,9 @@ void bind_to_device(py::module_& parent) {
         return wrap(run_sized(t.numel(), [&] { return rt::to_device(t, target); }));
       },
       py::arg("device"), py::arg("copy") = false);
+  cls.def(
+      "record_stream", [](py::handle self, const rt::cuda::Stream& stream) { rt::cuda::record_stream(unwrap(self), stream); },
+      py::arg("stream"));
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ Allocator* device_allocator(int index);
 // to the host are synchronous; device copies are ordered on the device's stream).
 void copy(const Tensor& dst, const Tensor& src);
 
-// Stream that ops on `device` launch on (the legacy default stream); as a cudaStream_t.
+// Stream that ops on `device` launch on: the calling thread's current stream (streams.cpp); as a
+// cudaStream_t, nullptr for the legacy default stream.
 void* stream(Device device);
 
 }  // namespace rt::cuda::detail

@@ -1,6 +1,6 @@
 // Copies between devices (Tensor::to, copy_, and every op's copy_into that touches a GPU).
-// Host <-> device transfers move contiguous bytes of one dtype with cudaMemcpy (synchronous,
-// so host memory may be reused at once); conversions and strided layouts happen on whichever
+// Host <-> device transfers move contiguous bytes of one dtype with cudaMemcpyAsync on the
+// current stream and wait for it (synchronous, so host memory may be reused at once); conversions and strided layouts happen on whichever
 // side already holds the data: on the device with the copy kernel, on the host with the CPU one.
 #include <cuda_runtime.h>
 
@@ -28,9 +28,13 @@ Tensor dense_on_same_device(const Tensor& src, ScalarType dtype) {
   return out;
 }
 
-void memcpy_bytes(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, const char* what) {
+// On the device's current stream, after the work queued there (a plain cudaMemcpy would run on
+// the legacy stream, which does not wait for non-blocking streams); returns once it is done.
+void memcpy_bytes(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, Device device, const char* what) {
   if (bytes == 0) return;
-  cuda_kernels::check_cuda(cudaMemcpy(dst, src, bytes, kind), what);
+  const cudaStream_t s = stream_of(device);
+  cuda_kernels::check_cuda(cudaMemcpyAsync(dst, src, bytes, kind, s), what);
+  cuda_kernels::check_cuda(cudaStreamSynchronize(s), what);
 }
 
 }  // namespace
@@ -48,10 +52,10 @@ void copy(const Tensor& dst, const Tensor& src) {
     Tensor host = dense_on_same_device(src, dst.dtype());
     DeviceGuard guard(dd.index);
     if (dst.is_contiguous()) {
-      memcpy_bytes(dst.device_data(), host.raw_data(), dst.nbytes(), cudaMemcpyHostToDevice, "host-to-device copy");
+      memcpy_bytes(dst.device_data(), host.raw_data(), dst.nbytes(), cudaMemcpyHostToDevice, dd, "host-to-device copy");
     } else {
       Tensor staged = make_tensor(dst.sizes(), dst.dtype(), dd);
-      memcpy_bytes(staged.device_data(), host.raw_data(), dst.nbytes(), cudaMemcpyHostToDevice, "host-to-device copy");
+      memcpy_bytes(staged.device_data(), host.raw_data(), dst.nbytes(), cudaMemcpyHostToDevice, dd, "host-to-device copy");
       cuda_kernels::copy(arg(dst), arg(staged), stream_of(dd));
     }
     return;
@@ -62,14 +66,14 @@ void copy(const Tensor& dst, const Tensor& src) {
       DeviceGuard guard(sd.index);
       device_dense = dense_on_same_device(src, dst.dtype());
       if (dst.is_contiguous()) {
-        memcpy_bytes(dst.raw_data(), device_dense.device_data(), dst.nbytes(), cudaMemcpyDeviceToHost, "device-to-host copy");
+        memcpy_bytes(dst.raw_data(), device_dense.device_data(), dst.nbytes(), cudaMemcpyDeviceToHost, sd, "device-to-host copy");
         return;
       }
     }
     Tensor host = make_tensor(dst.sizes(), dst.dtype());
     {
       DeviceGuard guard(sd.index);
-      memcpy_bytes(host.raw_data(), device_dense.device_data(), host.nbytes(), cudaMemcpyDeviceToHost, "device-to-host copy");
+      memcpy_bytes(host.raw_data(), device_dense.device_data(), host.nbytes(), cudaMemcpyDeviceToHost, sd, "device-to-host copy");
     }
     cpu::copy_kernel(dst, host);
     return;
@@ -81,12 +85,19 @@ void copy(const Tensor& dst, const Tensor& src) {
     from = dense_on_same_device(src, dst.dtype());
   }
   Tensor to = dst.is_contiguous() ? dst : make_tensor(dst.sizes(), dst.dtype(), dd);
-  cuda_kernels::check_cuda(cudaMemcpyPeer(to.device_data(), dd.index, from.device_data(), sd.index, dst.nbytes()),
-                           "copy between GPUs");
-  if (!to.is_same(dst)) {
-    DeviceGuard guard(dd.index);
-    cuda_kernels::copy(arg(dst), arg(to), stream_of(dd));
+  // `from` is ready once the source's current stream is; the copy runs on the destination's, after
+  // its pending work on `to`, and is waited for, since `from` may be reused on the source's stream
+  // as soon as this returns.
+  {
+    DeviceGuard guard(sd.index);
+    cuda_kernels::check_cuda(cudaStreamSynchronize(stream_of(sd)), "copy between GPUs (waiting for the source)");
   }
+  DeviceGuard guard(dd.index);
+  cuda_kernels::check_cuda(
+      cudaMemcpyPeerAsync(to.device_data(), dd.index, from.device_data(), sd.index, dst.nbytes(), stream_of(dd)),
+      "copy between GPUs");
+  if (!to.is_same(dst)) cuda_kernels::copy(arg(dst), arg(to), stream_of(dd));
+  cuda_kernels::check_cuda(cudaStreamSynchronize(stream_of(dd)), "copy between GPUs");
 }
 
 }  // namespace rt::cuda::detail

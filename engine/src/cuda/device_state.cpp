@@ -1,6 +1,7 @@
 // Per-device state of the CUDA backend: one caching allocator per device, created on first use
 // and kept for the whole process (tensors may be freed during static destruction), plus the
-// device checks and memory statistics of rt/cuda.h.
+// device checks and memory statistics of rt/cuda.h. Blocks go to the stream current on the
+// allocating thread (streams.cpp keeps it).
 #include "cuda/device_state.h"
 
 #include <cuda_runtime.h>
@@ -21,7 +22,7 @@ namespace detail {
 namespace {
 
 struct DeviceMemory {
-  explicit DeviceMemory(int index) : source(index), allocator(source) {}
+  explicit DeviceMemory(int index) : source(index, &current_stream_handle), allocator(source) {}
   CudaSegmentSource source;
   CachingAllocator allocator;
 };
@@ -88,7 +89,13 @@ Allocator* device_allocator(int index) {
   return &memory_of(checked_index(index, ("allocating on cuda:" + std::to_string(index)).c_str())).allocator;
 }
 
-void* stream(Device) { return nullptr; }  // the legacy default stream: see rt/cuda.h's contracts
+void record_stream(void* data, int device, void* stream) {
+  auto* a = existing(checked_index(device, "record_stream"));
+  if (!a)
+    throw ValueError("record_stream: nothing was ever allocated on cuda:" + std::to_string(device) +
+                     ", so this memory did not come from its caching allocator");
+  a->record_stream(data, stream);
+}
 
 }  // namespace detail
 
@@ -116,7 +123,7 @@ MemoryStats memory_stats(int device) {
   if (!a) return {};
   const AllocatorStats s = a->stats();
   return {s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes,
-          s.segments, s.allocations, s.alloc_retries, s.ooms};
+          s.segments, s.allocations, s.alloc_retries, s.ooms, s.pending_events};
 }
 
 size_t max_memory_reserved(int device) { return memory_stats(device).peak_reserved_bytes; }

@@ -21,4 +21,9 @@ class DeviceGuard {
   int saved_ = -1;
 };
 
+// The calling thread's current stream of `device` as a cudaStream_t (streams.cpp).
+void* current_stream_handle(int device);
+// CachingAllocator::record_stream on `device`'s allocator; ValueError for memory it does not own.
+void record_stream(void* data, int device, void* stream);
+
 }  // namespace rt::cuda::detail

@@ -1,4 +1,4 @@
-// The CUDA runtime side of rt/cuda.h: devices, synchronisation, events, TF32, memory stats.
+// The CUDA runtime side of rt/cuda.h: devices, synchronisation, TF32 (streams and events: streams.cpp).
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -89,66 +89,5 @@ std::pair<size_t, size_t> mem_get_info(int device) {
 
 void set_allow_tf32(bool allow) { cuda_kernels::set_allow_tf32(allow); }
 bool allow_tf32() { return cuda_kernels::allow_tf32(); }
-
-// ---- streams and events -------------------------------------------------------------------
-Stream Stream::current(int device) {
-  const int d = detail::checked_index(device, "Stream.current");
-  return Stream(d, detail::stream(Device::cuda(d)));
-}
-
-void Stream::synchronize() const {
-  detail::DeviceGuard guard(device_);
-  cuda_kernels::check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(handle_)), "Stream.synchronize");
-}
-
-bool Stream::query() const {
-  detail::DeviceGuard guard(device_);
-  const cudaError_t e = cudaStreamQuery(static_cast<cudaStream_t>(handle_));
-  if (e == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  cuda_kernels::check_cuda(e, "Stream.query");
-  return true;
-}
-
-Event::Event(bool enable_timing) {
-  detail::require_available("Event");
-  cudaEvent_t e = nullptr;
-  cuda_kernels::check_cuda(cudaEventCreateWithFlags(&e, enable_timing ? cudaEventDefault : cudaEventDisableTiming),
-                           "cudaEventCreate");
-  event_ = e;
-}
-
-Event::~Event() {
-  if (event_) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
-}
-
-void Event::record() {
-  const Device d = Device::cuda(current_device());
-  cuda_kernels::check_cuda(cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(detail::stream(d))),
-                           "cudaEventRecord");
-}
-
-void Event::synchronize() const {
-  cuda_kernels::check_cuda(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)), "cudaEventSynchronize");
-}
-
-bool Event::query() const {
-  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event_));
-  if (e == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  cuda_kernels::check_cuda(e, "cudaEventQuery");
-  return true;
-}
-
-float Event::elapsed_ms(const Event& end) const {
-  float ms = 0.f;
-  cuda_kernels::check_cuda(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(event_), static_cast<cudaEvent_t>(end.event_)),
-                           "Event.elapsed_ms (were both events recorded, with enable_timing=true?)");
-  return ms;
-}
 
 }  // namespace rt::cuda

@@ -34,13 +34,28 @@ void empty_cache() {}
 void set_allow_tf32(bool) {}
 bool allow_tf32() { return false; }
 
+Stream Stream::create(int, int) { not_built("Stream.create"); }
 Stream Stream::current(int) { not_built("Stream.current"); }
+Stream Stream::default_stream(int) { not_built("Stream.default_stream"); }
+// No Stream or Event can exist in this build (their factories throw); the members below are
+// unreachable and throw all the same.
+int Stream::priority() const { not_built("Stream.priority"); }
 void Stream::synchronize() const { not_built("Stream.synchronize"); }
 bool Stream::query() const { not_built("Stream.query"); }
+void Stream::wait_event(const Event&) const { not_built("Stream.wait_event"); }
+void Stream::wait_stream(const Stream&) const { not_built("Stream.wait_stream"); }
+void set_current_stream(const Stream&) { not_built("set_current_stream"); }
+StreamGuard::StreamGuard(const Stream&) { not_built("StreamGuard"); }
+StreamGuard::~StreamGuard() = default;
+void record_stream(const Tensor&, const Stream&) { not_built("record_stream"); }
 
-Event::Event(bool) { not_built("Event"); }
+Event::Event(bool, bool) { not_built("Event"); }
 Event::~Event() = default;
+Event::Event(Event&&) noexcept = default;
+Event& Event::operator=(Event&&) noexcept = default;
 void Event::record() { not_built("Event.record"); }
+void Event::record(const Stream&) { not_built("Event.record"); }
+void Event::wait(const Stream&) const { not_built("Event.wait"); }
 void Event::synchronize() const { not_built("Event.synchronize"); }
 bool Event::query() const { not_built("Event.query"); }
 float Event::elapsed_ms(const Event&) const { not_built("Event.elapsed_ms"); }
