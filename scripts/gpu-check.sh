@@ -25,7 +25,9 @@
 #   3. with a usable GPU: ctest -L cuda (the CUDA-vs-CPU op check), the profiled training run
 #      (bench/gpu/gpu_train_trace: MLP and char transformer, Chrome traces with kernels linked to ops),
 #      the timings (bench/gpu/gpu_bench, then bench/gpu/torch_gpu_bench.py with the same shapes),
-#      then, with the time left, builds the engine tests and runs ctest -L engine;
+#      then, with the time left: the Python module built against the machine's python3 (its own
+#      pybind11 and headers; RT_BUILD_PYTHON=ON, RT_BUILD_CLI=OFF) and tests/python/test_cuda.py's
+#      GPU tests under pytest, then the engine tests (ctest -L engine);
 #   4. prints the table (bench/gpu/gpu_table.py) LAST.
 # Without a usable GPU every GPU step says "skipped: no CUDA device (<reason>)" and the table says
 # "pending: no GPU".
@@ -58,7 +60,7 @@ DEB_PACKAGES=(
   libopenblas-openmp-dev libopenblas0-openmp libgfortran5 libquadmath0
   libfmt-dev libfmt9 nlohmann-json3-dev
   libsqlite3-dev libsqlite3-0 libsimdjson-dev libsimdjson14 zlib1g-dev zlib1g
-  catch2
+  catch2 pybind11-dev
   libgraphviz-dev libgvc6 libcgraph6 libcdt5 libimgui-dev libstb-dev libstb0
   pkgconf-bin libpkgconf3
 )
@@ -276,6 +278,32 @@ build() {
   ninja -C "$BUILD" -j"$JOBS" "${targets[@]}"
 }
 
+# The Python module against the GPU machine's python3 (the one with PyTorch), then pytest on
+# tests/python/test_cuda.py. Skipped (77) when that python has no headers, pybind11 or pytest.
+# The build directory is reconfigured with the module and, whatever happens, back without it.
+python_tests() {
+  [[ -n $PYTHON ]] || { echo "skipped: no python3 with PyTorch"; return 77; }
+  local inc pybind_dir rc
+  inc=$(env -u LD_LIBRARY_PATH "$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  [[ -f $inc/Python.h ]] || { echo "skipped: $PYTHON has no development headers (no Python.h in $inc)"; return 77; }
+  pybind_dir=$(env -u LD_LIBRARY_PATH "$PYTHON" -m pybind11 --cmakedir 2>/dev/null) || pybind_dir=""
+  if [[ -z $pybind_dir && -n $PREFIX_USED && -d $PREFIX/usr/lib/cmake/pybind11 ]]; then pybind_dir=$PREFIX/usr/lib/cmake/pybind11; fi
+  [[ -n $pybind_dir ]] || { echo "skipped: no pybind11 for $PYTHON (pip's pybind11 or .gpu-deps' pybind11-dev)"; return 77; }
+  env -u LD_LIBRARY_PATH "$PYTHON" -c 'import pytest, numpy' 2>/dev/null || { echo "skipped: $PYTHON lacks pytest or numpy"; return 77; }
+  echo "python: $PYTHON, headers $inc, pybind11 $pybind_dir"
+  # The machine's python is not in the prefix: --isolate's ignored /usr must not hide it.
+  cmake "$BUILD" -DRT_BUILD_PYTHON=ON -DRT_BUILD_CLI=OFF -DPython_EXECUTABLE="$PYTHON" -Dpybind11_DIR="$pybind_dir" \
+    -DCMAKE_SYSTEM_IGNORE_PREFIX_PATH= &&
+    ninja -C "$BUILD" -j"$JOBS" rt_python_ext &&
+    PYTHONPATH="$BUILD/python" PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4 \
+      "$PYTHON" -m pytest -q -p no:cacheprovider -rs "$ROOT/tests/python/test_cuda.py"
+  rc=$?
+  local restore=(-DRT_BUILD_PYTHON=OFF)
+  (( ISOLATE )) && restore+=(-DCMAKE_SYSTEM_IGNORE_PREFIX_PATH=/usr)
+  cmake "$BUILD" "${restore[@]}" >/dev/null || echo "warning: could not configure $BUILD back without Python"
+  return "$rc"
+}
+
 # The engine's CPU tests (CI runs them too), built and run last with the time that is left.
 engine_tests() {
   local targets=() src
@@ -365,6 +393,11 @@ run_check() {
   run_step train_trace 90 gpu_only "$BUILD/bin/gpu_train_trace" --out "$OUT_DIR"
   run_step bench_ours 120 gpu_only "$BUILD/bin/gpu_bench" --json "$OUT_DIR/results-ours.json"
   run_step bench_torch 120 gpu_only torch_bench
+  if (( $(remaining) >= 120 * BUDGET / 450 )); then
+    run_step python_tests 150 python_tests
+  else
+    skip_step python_tests "skipped: $(remaining) s left of the budget, too few to build the module"
+  fi
   if (( $(remaining) >= 150 * BUDGET / 450 )); then
     run_step engine_tests 200 engine_tests
   else
@@ -399,7 +432,7 @@ print_summary() {
   exit $(( FAILED ? 1 : 0 ))
 }
 
-export -f make_prefix cupti_hints configure build engine_tests gpu_only torch_bench ctest_label
+export -f make_prefix cupti_hints configure build engine_tests python_tests gpu_only torch_bench ctest_label
 export ROOT DEPS_DIR MULTIARCH
 
 ISOLATE=0

@@ -54,12 +54,15 @@ void check_numel_fits(const Shape& shape, size_t element_bytes) {
 }  // namespace
 
 Tensor make_tensor(const Shape& shape, ScalarType dtype, Device device) {
+  return make_tensor(shape, dtype, device.is_cpu() ? cpu_allocator() : cuda::detail::device_allocator(device.index));
+}
+
+Tensor make_tensor(const Shape& shape, ScalarType dtype, Allocator* allocator) {
   for (int64_t s : shape)
     if (s < 0) throw ValueError("cannot create a tensor with negative size in shape " + format_shape(shape));
   check_numel_fits(shape, element_size(dtype));
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(size_t(numel_of(shape)) * element_size(dtype),
-                                    device.is_cpu() ? nullptr : cuda::detail::device_allocator(device.index));
+  impl->storage = Storage::allocate(size_t(numel_of(shape)) * element_size(dtype), allocator);
   impl->sizes = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "allocator_events.h"
 #include "launch.h"
 #include "rt/error.h"
 
@@ -94,34 +95,10 @@ StreamId CudaSegmentSource::current_stream() { return current_stream_ ? current_
 void* CudaSegmentSource::record_event(StreamId stream) {
   const ScopedDevice guard(index_);
   cuda_kernels::check_cuda(guard.status(), "cudaSetDevice before cudaEventRecord (caching allocator)");
-  cudaEvent_t e = nullptr;
-  cuda_kernels::check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate (caching allocator)");
-  const cudaError_t r = cudaEventRecord(e, static_cast<cudaStream_t>(stream));
-  if (r != cudaSuccess) {
-    cudaEventDestroy(e);
-    cuda_kernels::throw_cuda_error(r, "cudaEventRecord (caching allocator)");
-  }
-  return e;
+  return allocator_event_record(stream, "caching allocator");
 }
-
-bool CudaSegmentSource::event_done(void* event) {
-  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
-  if (e == cudaErrorNotReady) {
-    cudaGetLastError();  // not sticky, but leave no error behind for the next check_launch
-    return false;
-  }
-  cuda_kernels::check_cuda(e, "cudaEventQuery (caching allocator)");
-  return true;
-}
-
-void CudaSegmentSource::wait_event(void* event) {
-  cuda_kernels::check_cuda(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize (caching allocator)");
-}
-
-void CudaSegmentSource::destroy_event(void* event) {
-  const cudaError_t e = cudaEventDestroy(static_cast<cudaEvent_t>(event));
-  if (e == cudaErrorCudartUnloading) return;
-  cuda_kernels::check_cuda(e, "cudaEventDestroy (caching allocator)");
-}
+bool CudaSegmentSource::event_done(void* event) { return allocator_event_done(event, "caching allocator"); }
+void CudaSegmentSource::wait_event(void* event) { allocator_event_wait(event, "caching allocator"); }
+void CudaSegmentSource::destroy_event(void* event) { allocator_event_destroy(event, "caching allocator"); }
 
 }  // namespace rt::cuda

@@ -191,6 +191,31 @@ TEST_CASE("events: unrecorded is complete, record/wait orders streams, timing ne
   CHECK_THROWS_AS(start.elapsed_ms(untimed), rt::ValueError);
 }
 
+TEST_CASE("a non_blocking copy from pinned memory is queued, and the pinned block waits for it") {
+  const rt::Tensor x = rt::randn({1 << 16});
+  rt::Tensor pinned = rt::cuda::pin_memory(x);
+  CHECK(rt::cuda::is_pinned(pinned));
+  CHECK_FALSE(rt::cuda::is_pinned(x));
+  CHECK(rt::cuda::pin_memory(pinned).storage().data() == pinned.storage().data());  // already pinned
+  const void* block = pinned.storage().data();
+
+  const rt::cuda::Stream side = rt::cuda::Stream::create();
+  Gate gate(side);
+  rt::Tensor y;
+  {
+    rt::cuda::StreamGuard guard(side);
+    y = rt::to_device(pinned, rt::Device::cuda(0), /*non_blocking=*/true);  // returns with `side` held
+  }
+  CHECK_FALSE(side.query());
+  pinned = rt::Tensor();  // the copy has not read it yet: the block must not be handed out again
+  const rt::Tensor other = rt::cuda::pin_memory(rt::zeros({1 << 16}));
+  CHECK(other.storage().data() != block);
+  gate.open();
+  rt::cuda::Stream::current().wait_stream(side);
+  CHECK(max_abs_diff(y, x) == 0.0);
+  CHECK_FALSE(gate.timed_out());
+}
+
 TEST_CASE("record_stream refuses a CPU tensor") {
   CHECK_THROWS_AS(rt::cuda::record_stream(rt::ones({2}), rt::cuda::Stream::create()), rt::DeviceError);
 }

@@ -75,6 +75,18 @@ def test_calls_that_need_a_device_raise_the_reason(call):
         call()
 
 
+@without_gpu
+def test_pinned_memory_needs_a_device():
+    x = rt.ones(2)
+    assert not x.is_pinned()
+    with pytest.raises(RuntimeError, match=REASON):
+        x.pin_memory()
+    with pytest.raises(RuntimeError, match=REASON):
+        rt.zeros(2, pin_memory=True)
+    with pytest.raises(RuntimeError, match="for CPU tensors"):
+        rt.zeros(2, device="cuda", pin_memory=True)
+
+
 def test_stream_context_and_set_stream_with_none_change_nothing():
     with rt.cuda.stream(None) as s:  # torch's idiom for "no stream": needs no device
         assert s is None
@@ -654,3 +666,42 @@ def test_events_order_streams():
     mark.wait()  # later work on the current stream waits for the side stream
     assert rt.equal(y.cpu(), x.cpu() * 2)
     assert rt.cuda.Event().query()  # never recorded: complete
+
+
+# ---- pinned memory ---------------------------------------------------------------------------
+@needs_gpu
+def test_pin_memory_and_non_blocking_copies():
+    x = rt.randn(64, 32)
+    p = x.pin_memory()
+    assert p.is_pinned() and not x.is_pinned() and rt.equal(p, x) and p.pin_memory() is p
+    assert not p.cuda().is_pinned()
+    q = (p + 1).sum()  # an ordinary CPU tensor otherwise
+    close(q, (x + 1).sum())
+    y = p.cuda(non_blocking=True)
+    z = p.to("cuda", non_blocking=True)
+    assert rt.equal(y.cpu(), x) and rt.equal(z.cpu(), x)  # the copy to the host waits for the stream
+    t = rt.zeros(3, 4, pin_memory=True, requires_grad=True)
+    assert t.is_pinned() and t.is_leaf and t.requires_grad
+    assert rt.randint(0, 5, (8,), pin_memory=True).is_pinned()
+    with pytest.raises(RuntimeError, match="only CPU tensors can be pinned"):
+        y.pin_memory()
+
+
+@needs_gpu
+def test_dataloader_pins_batches():
+    from collections import namedtuple
+    from rustytorch.utils.data import DataLoader, Dataset
+
+    Sample = namedtuple("Sample", "x y")
+
+    class Pairs(Dataset):
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            return Sample(rt.full((3,), float(i)), i)
+
+    for batch in DataLoader(Pairs(), batch_size=4, pin_memory=True):
+        assert type(batch) is Sample and batch.x.is_pinned() and batch.y.is_pinned()
+        on_gpu = batch.x.cuda(non_blocking=True)
+        assert rt.equal(on_gpu.cpu(), batch.x)

@@ -127,6 +127,25 @@ def test_concat_dataset_with_plus():
     assert len(both) == 5 and int(both[4][1].item()) == 1
 
 
+@pytest.mark.skipif(rt.cuda.is_available(), reason="checks the behaviour without a usable GPU")
+def test_pin_memory_without_a_gpu_warns_and_yields_plain_batches():
+    with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accelerator is found"):
+        loader = DataLoader(dataset(), batch_size=2, pin_memory=True)
+    assert loader.pin_memory is False
+    plain = DataLoader(dataset(), batch_size=2)
+    for (x, y), (px, py) in zip(loader, plain):
+        assert rt.equal(x, px) and rt.equal(y, py) and not x.is_pinned()
+
+
+def test_pin_memory_keeps_the_batch_structure():
+    from rustytorch.utils.data.pin_memory import pin_memory
+    Pair = namedtuple("Pair", "a b")
+    batch = {"names": ["x", "y"], "pair": Pair(1, "z"), "raw": b"bytes", "nested": ([2.5], (3,))}
+    out = pin_memory(batch)  # nothing to pin: every leaf passes through, containers keep their type
+    assert out == batch and type(out["pair"]) is Pair and type(out["nested"]) is tuple
+    assert pin_memory("text") == "text" and pin_memory(7) == 7
+
+
 def test_loader_option_errors():
     with pytest.raises(ValueError, match="num_workers"):
         DataLoader(dataset(), num_workers=2)
@@ -134,7 +153,7 @@ def test_loader_option_errors():
         DataLoader(dataset(), sampler=[0, 1], shuffle=True)
     with pytest.raises(ValueError, match="batch_size should be a positive integer"):
         DataLoader(dataset(), batch_size=0)
-    with pytest.raises(ValueError, match="pin_memory"):
-        DataLoader(dataset(), pin_memory=True)
+    with pytest.raises(ValueError, match="pin_memory_device"):
+        DataLoader(dataset(), pin_memory=True, pin_memory_device="xpu")
     with pytest.raises(TypeError, match="__getitem__ and __len__"):
         DataLoader(42)

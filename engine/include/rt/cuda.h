@@ -159,6 +159,21 @@ class StreamGuard {
 // not come from the caching allocator.
 void record_stream(const Tensor& tensor, const Stream& stream);
 
+// Pinned (page-locked) host memory, as torch's Tensor.pin_memory(): a GPU reads it directly, so
+// rt::to_device(pinned, Device::cuda(0), /*non_blocking=*/true) queues the copy on the current
+// stream and returns at once (a later op on that stream sees the data). It comes from a caching
+// allocator of cudaHostAlloc'd segments; a block an asynchronous copy reads is reused only after
+// the copy. A pinned tensor is an ordinary CPU tensor otherwise.
+//
+//   rt::Tensor batch = rt::cuda::pin_memory(rt::randn({256, 784}));
+//   rt::Tensor x = rt::to_device(batch, rt::Device::cuda(0), /*non_blocking=*/true);
+//
+// pin_memory returns `tensor` itself when it is already pinned, else a pinned contiguous copy;
+// it throws DeviceError for a GPU tensor or when CUDA is unusable. is_pinned is false for GPU
+// tensors and in builds or on machines without CUDA.
+Tensor pin_memory(const Tensor& tensor);
+bool is_pinned(const Tensor& tensor);
+
 // A CUDA event (torch.cuda.Event): a point in a stream's work, for timing and ordering. The
 // CUDA event is created at the first record(), on the recording stream's device; before that
 // query() is true and synchronize() returns at once. `blocking`: synchronize() sleeps instead of

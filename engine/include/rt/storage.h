@@ -39,6 +39,7 @@ class Storage {
   void* data() const { return impl_ ? impl_->data : nullptr; }
   size_t nbytes() const { return impl_ ? impl_->nbytes : 0; }
   Device device() const { return impl_ ? impl_->device : Device::cpu(); }
+  Allocator* allocator() const { return impl_ ? impl_->allocator : nullptr; }  // null: external memory
   uint32_t version() const { return impl_->version.load(std::memory_order_relaxed); }
   void bump_version() const { impl_->version.fetch_add(1, std::memory_order_relaxed); }
   bool defined() const { return bool(impl_); }

@@ -264,6 +264,8 @@ Shape contiguous_strides(const Shape& shape);
 int64_t numel_of(const Shape& shape);
 // A new, uninitialised, contiguous tensor (no autograd).
 Tensor make_tensor(const Shape& shape, ScalarType dtype, Device device = Device::cpu());
+// The same with memory from `allocator`, on its device (pinned host memory, say).
+Tensor make_tensor(const Shape& shape, ScalarType dtype, Allocator* allocator);
 // A 0-dim tensor holding `s`, marked as a wrapped number for promotion.
 Tensor scalar_to_tensor(const Scalar& s);
 // An alias of `base` with new geometry (no autograd; rt/ops/view.h records it).

@@ -13,19 +13,27 @@ def _size(size, what="size"):
     return size
 
 
-def _check_unused(layout, pin_memory, out):
+def _check_unused(layout, pin_memory, out, device=None):
     if out is not None:
         raise NotImplementedError("the out= argument is not supported; assign the result instead")
-    if pin_memory:
-        raise NotImplementedError("pin_memory=True is not supported (no CUDA in this build)")
+    if pin_memory and device is not None and _C.device(device).type != "cpu":
+        raise RuntimeError(f"pin_memory=True is for CPU tensors, got device={device}")
+
+
+def _pinned(t, pin_memory, requires_grad):
+    """The factory's result in pinned memory (pin_memory=True), still a leaf with requires_grad."""
+    if not pin_memory:
+        return t
+    return t.detach().pin_memory().requires_grad_(requires_grad)
 
 
 def _shaped(cfn):
     def factory(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                 memory_format=None, generator=None):
-        _check_unused(layout, pin_memory, out)
+        _check_unused(layout, pin_memory, out, device)
         with using(generator):
-            return cfn(_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
+            t = cfn(_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
+        return _pinned(t, pin_memory, requires_grad)
     return factory
 
 
@@ -39,14 +47,15 @@ for _f, _n in ((zeros, "zeros"), (ones, "ones"), (empty, "empty"), (rand, "rand"
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _check_unused(layout, pin_memory, out)
-    return _C._full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    _check_unused(layout, pin_memory, out, device)
+    t = _C._full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _pinned(t, pin_memory, requires_grad)
 
 
 def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
             pin_memory=False):
     """randint(high, size) or randint(low, high, size): integers in [low, high)."""
-    _check_unused(layout, pin_memory, out)
+    _check_unused(layout, pin_memory, out, device)
     args = list(args)
     if size is None:
         if not args:
@@ -61,14 +70,16 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     with using(generator):
-        return _C._randint(int(low), int(high), size, dtype=dtype, device=device, requires_grad=requires_grad)
+        t = _C._randint(int(low), int(high), size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _pinned(t, pin_memory, requires_grad)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
-    _check_unused(layout, pin_memory, out)
+    _check_unused(layout, pin_memory, out, device)
     with using(generator):
-        return _C.randperm(n, dtype=dtype, device=device, requires_grad=requires_grad)
+        t = _C.randperm(n, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _pinned(t, pin_memory, requires_grad)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):

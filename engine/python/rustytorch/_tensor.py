@@ -43,10 +43,11 @@ def _parse_to(args, kwargs):
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
+    non_blocking = kwargs.pop("non_blocking", False)
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    flags = []  # to(device, dtype, non_blocking, copy) positionally
     for a in args:
         if isinstance(a, (str, _C.device)):
             device = a
@@ -55,28 +56,34 @@ def _parse_to(args, kwargs):
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, bool):
-            pass  # to(device, dtype, non_blocking, copy) positionally: non_blocking is ignored
+            flags.append(a)
         elif isinstance(a, int):
             device = _C.device("cuda", a)
         else:
             raise TypeError(f"to() received an invalid argument of type {type(a).__name__}")
-    return dtype, device, copy
+    if flags:
+        non_blocking = flags[0]
+    if len(flags) > 1:
+        copy = flags[1]
+    return dtype, device, copy, bool(non_blocking)
 
 
 def _to(self, *args, **kwargs):
     """to(dtype), to(device), to(other), to(device, dtype), copy=...: returns self when nothing changes.
 
-    A device move is a differentiable copy (gradients flow back to the source device). non_blocking
-    is accepted and ignored: copies to the host are complete when to() returns, and copies to a GPU
-    are ordered on its stream before any later op there."""
-    dtype, device, copy = _parse_to(args, dict(kwargs))
+    A device move is a differentiable copy (gradients flow back to the source device). Copies to a
+    GPU are ordered on its current stream before any later op there. non_blocking=True: a copy from
+    pinned memory (pin_memory()) to a GPU is only queued, so to() returns at once (don't write the
+    source until the stream has done it); every other copy, those to the host included, is complete
+    when to() returns."""
+    dtype, device, copy, non_blocking = _parse_to(args, dict(kwargs))
     target = None if device is None else _C.device(device)
     if target is None or target == self.device:
         if dtype is None:
             return self.clone() if copy else self
         return self._to_dtype(dtype, copy)
     if dtype is None:
-        return self._to_device(target)
+        return self._to_device(target, non_blocking=non_blocking)
     # Convert on the CPU side of the move: the CPU has every dtype conversion.
     if target.type == "cpu":
         return self._to_device(target)._to_dtype(dtype)
@@ -90,13 +97,13 @@ def _cpu(self, memory_format=None):
 
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
     """A copy on CUDA device `device` (None: the current device), or self when already there.
-    non_blocking is accepted and ignored (see to())."""
+    non_blocking=True queues a copy from pinned memory without waiting (see to())."""
     if device is None:
         device = _C._cuda.current_device() if _C._cuda.is_available() else 0
     target = _C.device("cuda", device) if isinstance(device, int) else _C.device(device)
     if target.type != "cuda":
         raise ValueError(f"cuda(): expected a CUDA device, got {target}")
-    return self._to_device(target)
+    return self._to_device(target, non_blocking=bool(non_blocking))
 
 
 def _type(self, dtype=None, non_blocking=False):

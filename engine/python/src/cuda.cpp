@@ -137,18 +137,28 @@ void bind_sync_and_events(py::module_& m) {
 
 // Tensor._to_device(device, copy=False): the same Python object when it is already there (unless
 // `copy`), otherwise a differentiable copy (rt::to_device) made with the GIL released; and
-// Tensor.record_stream(stream).
+// Tensor.record_stream(stream), pin_memory(), is_pinned().
 void bind_to_device(py::module_& parent) {
   TensorClass cls = tensor_class(parent);
   cls.def(
       "_to_device",
-      [](py::handle self, py::handle device, bool copy) -> py::object {
+      [](py::handle self, py::handle device, bool copy, bool non_blocking) -> py::object {
         const rt::Tensor t = unwrap(self);
         const rt::Device target = to_device(device);
         if (t.device() == target) return copy ? wrap(rt::clone(t)) : same(self);
-        return wrap(run_sized(t.numel(), [&] { return rt::to_device(t, target); }));
+        return wrap(run_sized(t.numel(), [&] { return rt::to_device(t, target, non_blocking); }));
       },
-      py::arg("device"), py::arg("copy") = false);
+      py::arg("device"), py::arg("copy") = false, py::arg("non_blocking") = false);
+  cls.def(
+      "pin_memory",
+      [](py::handle self) -> py::object {
+        const rt::Tensor t = unwrap(self);
+        if (rt::cuda::is_pinned(t)) return same(self);
+        return wrap(run_sized(t.numel(), [&] { return rt::cuda::pin_memory(t); }));
+      },
+      "A copy in page-locked host memory (self when already pinned): copies from it to a GPU with\n"
+      "non_blocking=True are queued on the current stream instead of waited for. Needs a usable GPU.");
+  cls.def("is_pinned", [](py::handle self) { return rt::cuda::is_pinned(unwrap(self)); });
   cls.def(
       "record_stream", [](py::handle self, const rt::cuda::Stream& stream) { rt::cuda::record_stream(unwrap(self), stream); },
       py::arg("stream"));

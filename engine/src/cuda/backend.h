@@ -14,8 +14,17 @@ Allocator* device_allocator(int index);
 
 // dst = src for same-shaped tensors on any devices, at least one of them a CUDA device,
 // converting dtype. Returns once the copy is complete as far as the host can observe (copies
-// to the host are synchronous; device copies are ordered on the device's stream).
-void copy(const Tensor& dst, const Tensor& src);
+// to the host are synchronous; device copies are ordered on the device's stream). With
+// non_blocking, a same-dtype copy from contiguous pinned memory to a contiguous GPU tensor is
+// only queued on the device's current stream (the pinned block is kept from reuse until done).
+void copy(const Tensor& dst, const Tensor& src, bool non_blocking = false);
+
+// The caching allocator of page-locked host memory (cudaHostAlloc) behind rt::cuda::pin_memory;
+// its device is the CPU. Throws DeviceError when CUDA is unusable.
+Allocator* pinned_allocator();
+// An asynchronous copy on `stream` (a cudaStream_t) reads pinned tensor `pinned`: its block is
+// reused only after the work queued there by now.
+void record_pinned_use(const Tensor& pinned, void* stream);
 
 // Stream that ops on `device` launch on: the calling thread's current stream (streams.cpp); as a
 // cudaStream_t, nullptr for the legacy default stream.

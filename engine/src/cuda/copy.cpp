@@ -10,6 +10,7 @@
 #include "cuda/backend.h"
 #include "cuda/device_state.h"
 #include "cuda/tensor_args.h"
+#include "rt/cuda.h"
 #include "rt/error.h"
 
 namespace rt::cuda::detail {
@@ -39,9 +40,19 @@ void memcpy_bytes(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
 
 }  // namespace
 
-void copy(const Tensor& dst, const Tensor& src) {
+void copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (dst.numel() == 0) return;
   const Device dd = dst.device(), sd = src.device();
+  if (non_blocking && dd.is_cuda() && is_pinned(src) && src.dtype() == dst.dtype() && src.is_contiguous() &&
+      dst.is_contiguous()) {
+    // Straight from page-locked memory: queued on the stream, no wait (torch's non_blocking=True).
+    DeviceGuard guard(dd.index);
+    const cudaStream_t s = stream_of(dd);
+    cuda_kernels::check_cuda(cudaMemcpyAsync(dst.device_data(), src.raw_data(), dst.nbytes(), cudaMemcpyHostToDevice, s),
+                             "host-to-device copy (non_blocking, from pinned memory)");
+    record_pinned_use(src, s);
+    return;
+  }
   if (dd.is_cuda() && sd.is_cuda() && dd == sd) {
     DeviceGuard guard(dd.index);
     cuda_kernels::copy(arg(dst), arg(src), stream_of(dd));

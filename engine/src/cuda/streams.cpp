@@ -155,7 +155,13 @@ void record_stream(const Tensor& tensor, const Stream& stream) {
   if (tensor.device().index != stream.device())
     throw DeviceError("record_stream: the tensor is on " + tensor.device().str() + " but the stream belongs to cuda:" +
                       std::to_string(stream.device()) + "; record a stream of the tensor's device");
-  detail::record_stream(tensor.storage().data(), stream.device(), stream.handle());
+  try {
+    detail::record_stream(tensor.storage().data(), stream.device(), stream.handle());
+  } catch (const ValueError&) {
+    throw ValueError("record_stream: this tensor's memory on " + tensor.device().str() +
+                     " did not come from rustytorch's caching allocator (it wraps memory owned elsewhere), so its "
+                     "reuse cannot be deferred; keep the tensor alive until the stream is done with it");
+  }
 }
 
 // ---- Event ----------------------------------------------------------------------------------

@@ -312,11 +312,12 @@ Tensor to_dtype(const Tensor& t, ScalarType dtype) {
   return out;
 }
 
-Tensor to_device(const Tensor& t, Device device) {
+Tensor to_device(const Tensor& t, Device device, bool non_blocking) {
   if (t.device() == device) return t;
   OpGuard guard("to", t);
   Tensor out = make_tensor(t.sizes(), t.dtype(), device);
-  detail::copy_into(out, t);
+  if (non_blocking) cuda::detail::copy(out, t, /*non_blocking=*/true);
+  else detail::copy_into(out, t);
   if (autograd::any_requires_grad(t))
     record("ToCopyBackward0", {t}, {out}, [src = t.device()](const TensorList& g) { return TensorList{to_device(g[0], src)}; });
   return out;

@@ -26,7 +26,10 @@ Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
 Tensor contiguous(const Tensor& t);
 Tensor clone(const Tensor& t);
 Tensor to_dtype(const Tensor& t, ScalarType dtype);  // differentiable between floating types
-Tensor to_device(const Tensor& t, Device device);     // differentiable copy to another device
+// Differentiable copy to another device. non_blocking: a copy from pinned memory
+// (rt::cuda::pin_memory) to a GPU is queued on that device's current stream and to_device returns
+// at once; every other copy is complete (as far as the host can tell) when it returns.
+Tensor to_device(const Tensor& t, Device device, bool non_blocking = false);
 Tensor detach(const Tensor& t);
 
 // Shape two tensors broadcast to; throws ShapeError naming `op`.

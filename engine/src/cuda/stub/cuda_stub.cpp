@@ -49,6 +49,9 @@ StreamGuard::StreamGuard(const Stream&) { not_built("StreamGuard"); }
 StreamGuard::~StreamGuard() = default;
 void record_stream(const Tensor&, const Stream&) { not_built("record_stream"); }
 
+Tensor pin_memory(const Tensor&) { not_built("pin_memory"); }
+bool is_pinned(const Tensor&) { return false; }
+
 Event::Event(bool, bool) { not_built("Event"); }
 Event::~Event() = default;
 Event::Event(Event&&) noexcept = default;
@@ -62,7 +65,9 @@ float Event::elapsed_ms(const Event&) const { not_built("Event.elapsed_ms"); }
 
 namespace detail {
 Allocator* device_allocator(int index) { not_built(("device cuda:" + std::to_string(index)).c_str()); }
-void copy(const Tensor&, const Tensor&) { not_built("copy to or from a CUDA device"); }
+void copy(const Tensor&, const Tensor&, bool) { not_built("copy to or from a CUDA device"); }
+Allocator* pinned_allocator() { not_built("pinned memory"); }
+void record_pinned_use(const Tensor&, void*) { not_built("pinned memory"); }
 void* stream(Device) { not_built("stream"); }
 }  // namespace detail
 

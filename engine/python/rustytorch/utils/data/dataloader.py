@@ -11,13 +11,19 @@ generator, the order comes from the default generator, so rt.manual_seed makes i
 sampler/batch_sampler replace that logic and exclude the matching options (ValueError);
 batch_size=None yields single samples passed through default_convert. Batches are
 collate_fn(list of samples), default_collate by default. An IterableDataset is batched in the
-order it yields. Worker processes and pinned memory are not supported: num_workers must be 0
-and pin_memory False (ValueError otherwise).
+order it yields. pin_memory=True puts each batch's tensors in pinned memory (pin_memory.py), so
+that `xb.cuda(non_blocking=True)` is queued without a wait; without a usable GPU it warns and
+yields ordinary batches, as torch does. Worker processes are not supported: num_workers must be 0
+(ValueError otherwise).
 """
 import itertools
+import warnings
+
+import rustytorch as rt
 
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
+from .pin_memory import pin_memory as _pin_memory
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 
@@ -29,13 +35,18 @@ class DataLoader:
         if num_workers != 0:
             raise ValueError(f"DataLoader(num_workers={num_workers}): rustytorch loads data in the calling process "
                              "only; use num_workers=0")
-        if pin_memory:
-            raise ValueError("DataLoader(pin_memory=True) is not supported by rustytorch; leave pin_memory=False")
+        if pin_memory_device and not str(pin_memory_device).startswith("cuda"):
+            raise ValueError(f"DataLoader(pin_memory_device={pin_memory_device!r}): pinned memory serves CUDA "
+                             "devices only; leave it empty or use 'cuda'")
+        if pin_memory and not rt.cuda.is_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          f"memory won't be used ({rt.cuda.unavailable_reason()})", stacklevel=2)
+            pin_memory = False
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         self.dataset = dataset
         self.num_workers = 0
-        self.pin_memory = False
+        self.pin_memory = bool(pin_memory)
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.generator = generator
@@ -81,6 +92,10 @@ class DataLoader:
         return self.batch_sampler is not None
 
     def __iter__(self):
+        batches = self._batches()
+        return (_pin_memory(b) for b in batches) if self.pin_memory else batches
+
+    def _batches(self):
         if self._iterable:
             return self._iterate_iterable()
         if self._auto_collation:
