@@ -1,7 +1,9 @@
 // Copies between devices (Tensor::to, copy_, and every op's copy_into that touches a GPU).
 // Host <-> device transfers move contiguous bytes of one dtype with cudaMemcpyAsync on the
-// current stream and wait for it (synchronous, so host memory may be reused at once); conversions and strided layouts happen on whichever
-// side already holds the data: on the device with the copy kernel, on the host with the CPU one.
+// current stream and wait for it (synchronous, so host memory may be reused at once), except a
+// non_blocking copy from pinned memory, which is only queued. Conversions and strided layouts
+// happen on whichever side already holds the data: on the device with the copy kernel, on the
+// host with the CPU one.
 #include <cuda_runtime.h>
 
 #include "../../kernels/cpu/loops.h"

@@ -1,5 +1,6 @@
 // Pinned host memory (rt/cuda.h): the process's caching allocator of cudaHostAlloc'd segments,
 // pin_memory and is_pinned.
+#include <atomic>
 #include <mutex>
 
 #include "../../kernels/cpu/loops.h"
@@ -22,10 +23,11 @@ struct PinnedMemory {
 
 // Leaked on purpose, as the device allocators: pinned tensors may be freed after main returns.
 CachingAllocator* existing_pinned(bool create) {
-  static PinnedMemory* pinned = nullptr;
+  static std::atomic<PinnedMemory*> pinned{nullptr};
   static std::once_flag once;
-  if (create) std::call_once(once, [] { pinned = new PinnedMemory(); });
-  return pinned ? &pinned->allocator : nullptr;
+  if (create) std::call_once(once, [] { pinned.store(new PinnedMemory(), std::memory_order_release); });
+  PinnedMemory* p = pinned.load(std::memory_order_acquire);
+  return p ? &p->allocator : nullptr;
 }
 
 }  // namespace
