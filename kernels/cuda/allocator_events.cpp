@@ -23,13 +23,7 @@ void* allocator_event_record(void* stream, const char* who) {
 }
 
 bool allocator_event_done(void* event, const char* who) {
-  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
-  if (e == cudaErrorNotReady) {
-    cudaGetLastError();  // not sticky, but leave no error behind for the next check_launch
-    return false;
-  }
-  cuda_kernels::check_cuda(e, in("cudaEventQuery", who).c_str());
-  return true;
+  return cuda_kernels::completed(cudaEventQuery(static_cast<cudaEvent_t>(event)), in("cudaEventQuery", who).c_str());
 }
 
 void allocator_event_wait(void* event, const char* who) {

@@ -30,6 +30,17 @@ inline void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw_cuda_error(e, what);
 }
 
+// The answer of cudaStreamQuery / cudaEventQuery: true when the work is done, false while it is
+// not (cudaErrorNotReady, cleared so no later check sees it); other errors throw.
+inline bool completed(cudaError_t e, const char* what) {
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check_cuda(e, what);
+  return true;
+}
+
 // Call right after a <<<...>>> launch: reports bad launch configurations at once.
 inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
 

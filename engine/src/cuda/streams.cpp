@@ -104,13 +104,7 @@ void Stream::synchronize() const {
 
 bool Stream::query() const {
   detail::DeviceGuard guard(device_);
-  const cudaError_t e = cudaStreamQuery(detail::as_stream(*this));
-  if (e == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  cuda_kernels::check_cuda(e, "Stream.query");
-  return true;
+  return cuda_kernels::completed(cudaStreamQuery(detail::as_stream(*this)), "Stream.query");
 }
 
 void Stream::wait_event(const Event& event) const {
@@ -218,13 +212,7 @@ void Event::synchronize() const {
 
 bool Event::query() const {
   if (!event_) return true;
-  const cudaError_t e = cudaEventQuery(detail::as_event(event_));
-  if (e == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  cuda_kernels::check_cuda(e, "cudaEventQuery");
-  return true;
+  return cuda_kernels::completed(cudaEventQuery(detail::as_event(event_)), "cudaEventQuery");
 }
 
 float Event::elapsed_ms(const Event& end) const {
