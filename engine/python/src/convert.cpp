@@ -99,7 +99,7 @@ rt::Device to_device(py::handle h) {
 py::object make_size(const rt::Shape& s) {
   py::tuple t(s.size());
   for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
-  if (g_size_type == reinterpret_cast<PyObject*>(&PyTuple_Type)) return std::move(t);
+  if (g_size_type == reinterpret_cast<PyObject*>(&PyTuple_Type)) return t;
   return py::reinterpret_borrow<py::object>(g_size_type)(t);
 }
 

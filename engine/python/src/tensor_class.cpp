@@ -43,7 +43,7 @@ py::object to_list(const rt::Tensor& c, int64_t dim, int64_t offset) {
       out[size_t(i)] = to_list(c, dim + 1, off);
     }
   }
-  return std::move(out);
+  return out;
 }
 
 rt::Tensor checked_item_tensor(const rt::Tensor& t, const char* what) {
