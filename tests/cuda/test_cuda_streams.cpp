@@ -3,7 +3,7 @@
 //
 // Which stream an op went to is observed without timing: a host function queued on a stream
 // (cudaLaunchHostFunc) holds that stream until the test opens a gate, so work queued behind it
-// cannot have finished, and work on other streams can. Each gate gives up after 20 s so a wrong
+// cannot have finished, and work on other streams can. Each gate gives up after 5 s so a wrong
 // ordering shows as a failed check ("timed out"), never as a hung test.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -21,7 +21,7 @@
 
 namespace {
 
-// Holds a stream until open() (or 20 s, recorded as timed_out).
+// Holds a stream until open() (or 5 s, recorded as timed_out).
 class Gate {
  public:
   explicit Gate(const rt::cuda::Stream& s) {
@@ -33,7 +33,7 @@ class Gate {
  private:
   static void hold(void* self) {
     auto* g = static_cast<Gate*>(self);
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (!g->open_.load()) {
       if (std::chrono::steady_clock::now() > give_up) {
         g->timed_out_.store(true);
