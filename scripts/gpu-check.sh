@@ -298,10 +298,16 @@ python_tests() {
     PYTHONPATH="$BUILD/python" PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4 \
       "$PYTHON" -m pytest -q -p no:cacheprovider -rs "$ROOT/tests/python/test_cuda.py"
   rc=$?
+  configure_without_python
+  return "$rc"
+}
+
+# The build directory as `configure` left it (the Python step may have been stopped mid-way).
+configure_without_python() {
+  grep -q '^RT_BUILD_PYTHON:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null || return 0
   local restore=(-DRT_BUILD_PYTHON=OFF)
   (( ISOLATE )) && restore+=(-DCMAKE_SYSTEM_IGNORE_PREFIX_PATH=/usr)
   cmake "$BUILD" "${restore[@]}" >/dev/null || echo "warning: could not configure $BUILD back without Python"
-  return "$rc"
 }
 
 # The engine's CPU tests (CI runs them too), built and run last with the time that is left.
@@ -395,6 +401,7 @@ run_check() {
   run_step bench_torch 120 gpu_only torch_bench
   if (( $(remaining) >= 120 * BUDGET / 450 )); then
     run_step python_tests 150 python_tests
+    configure_without_python >>"$LOG" 2>&1
   else
     skip_step python_tests "skipped: $(remaining) s left of the budget, too few to build the module"
   fi
@@ -432,7 +439,8 @@ print_summary() {
   exit $(( FAILED ? 1 : 0 ))
 }
 
-export -f make_prefix cupti_hints configure build engine_tests python_tests gpu_only torch_bench ctest_label
+export -f make_prefix cupti_hints configure build engine_tests python_tests configure_without_python gpu_only torch_bench \
+  ctest_label
 export ROOT DEPS_DIR MULTIARCH
 
 ISOLATE=0

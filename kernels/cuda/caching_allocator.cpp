@@ -183,21 +183,27 @@ void CachingAllocator::record_stream(void* p, StreamId stream) {
     b->stream_uses.push_back(stream);
 }
 
+// An entry leaves pending_ before anything that could touch its block, so an exception from the
+// source (a CUDA error) leaves the books consistent: later entries stay pending.
 void CachingAllocator::process_events(bool wait) {
-  size_t kept = 0;
-  for (size_t i = 0; i < pending_.size(); ++i) {
+  size_t i = 0;
+  while (i < pending_.size()) {
     const PendingEvent e = pending_[i];
     if (wait) {
       source_.wait_event(e.event);
     } else if (!source_.event_done(e.event)) {
-      pending_[kept++] = e;
+      ++i;
       continue;
     }
-    source_.destroy_event(e.event);
+    pending_.erase(pending_.begin() + std::ptrdiff_t(i));
+    pending_count_.store(pending_.size(), std::memory_order_relaxed);
+    try {
+      source_.destroy_event(e.event);
+    } catch (...) {
+      // The event has completed; failing to destroy it leaks the event, not the block.
+    }
     event_completed(e.block);
   }
-  pending_.resize(kept);
-  pending_count_.store(kept, std::memory_order_relaxed);
 }
 
 void CachingAllocator::event_completed(Block* b) {

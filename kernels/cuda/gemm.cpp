@@ -45,7 +45,15 @@ void* workspace_for(int device, cudaStream_t stream, size_t& bytes) {
     int major = 0;
     check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "gemm (compute capability)");
     const size_t size = major >= 9 ? size_t(32) << 20 : size_t(4) << 20;
-    check_cuda(cudaMalloc(&w.first, size), "gemm (cuBLAS workspace for a stream)");
+    const cudaError_t e = cudaMalloc(&w.first, size);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      w.first = nullptr;
+      throw OutOfMemoryError("cuda:" + std::to_string(device) + " out of memory: a matrix product on a new stream needs " +
+                             std::to_string(size >> 20) + " MiB of cuBLAS workspace for that stream; free tensors or "
+                             "call rt.cuda.empty_cache() to return cached blocks, or run it on a stream used before");
+    }
+    check_cuda(e, "gemm (cuBLAS workspace for a stream)");
     w.second = size;
   }
   bytes = w.second;

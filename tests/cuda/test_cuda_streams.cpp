@@ -172,11 +172,14 @@ TEST_CASE("events: unrecorded is complete, record/wait orders streams, timing ne
   plain.record(side);
   CHECK_FALSE(plain.query());
   const rt::cuda::Stream other = rt::cuda::Stream::create();
-  plain.wait(other);  // `other` now waits for the gate too
-  CHECK_FALSE(other.query());
+  plain.wait(other);  // `other` now waits for the gate too ...
+  rt::cuda::Event after_wait;
+  after_wait.record(other);  // ... so a mark queued behind the wait is not reached either
+  CHECK_FALSE(after_wait.query());
   gate.open();
   other.synchronize();
   CHECK(plain.query());
+  CHECK(after_wait.query());
   CHECK_FALSE(gate.timed_out());
 
   rt::cuda::Event start(true), end(true);
@@ -214,6 +217,28 @@ TEST_CASE("a non_blocking copy from pinned memory is queued, and the pinned bloc
   rt::cuda::Stream::current().wait_stream(side);
   CHECK(max_abs_diff(y, x) == 0.0);
   CHECK_FALSE(gate.timed_out());
+}
+
+TEST_CASE("backward runs on the forward's stream, and the caller's stream waits for it") {
+  rt::Tensor x = rt::randn({4096}, on_gpu());
+  x.requires_grad_();
+  const rt::cuda::Stream side = rt::cuda::Stream::create();
+  side.wait_stream(rt::cuda::Stream::current());
+  rt::Tensor loss;
+  {
+    rt::cuda::StreamGuard guard(side);
+    loss = (x * 3.0).sum();
+  }
+  Gate gate(side);
+  loss.backward();  // from the legacy stream: the nodes go to `side`, behind the gate
+  CHECK(rt::cuda::Stream::current() == rt::cuda::Stream::default_stream());  // restored
+  rt::cuda::Event after;
+  after.record();  // on the legacy stream, which now waits for `side`
+  CHECK_FALSE(after.query());
+  gate.open();
+  after.synchronize();
+  CHECK_FALSE(gate.timed_out());
+  CHECK(max_abs_diff(x.grad(), rt::full({4096}, 3.0)) == 0.0);
 }
 
 TEST_CASE("record_stream refuses a CPU tensor") {

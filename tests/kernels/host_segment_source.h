@@ -81,7 +81,9 @@ class HostSegmentSource final : public rt::cuda::SegmentSource {
   }
   bool event_done(void* event) override {
     std::lock_guard<std::mutex> lk(mu_);
-    return event_of(event).done;
+    const Event& e = event_of(event);
+    if (e.stream == failing_) throw std::runtime_error("HostSegmentSource: the query failed (as a CUDA error would)");
+    return e.done;
   }
   void wait_event(void* event) override {
     std::lock_guard<std::mutex> lk(mu_);
@@ -116,6 +118,11 @@ class HostSegmentSource final : public rt::cuda::SegmentSource {
     std::lock_guard<std::mutex> lk(mu_);
     for (Event& e : events_)
       if (e.stream == stream) e.done = true;
+  }
+  // Queries of events on `stream` throw std::runtime_error from now on (nullptr: none do).
+  void fail_queries_on(rt::cuda::StreamId stream) {
+    std::lock_guard<std::mutex> lk(mu_);
+    failing_ = stream;
   }
   size_t events_recorded() const {
     std::lock_guard<std::mutex> lk(mu_);
@@ -161,6 +168,7 @@ class HostSegmentSource final : public rt::cuda::SegmentSource {
   std::map<void*, size_t> live_;
   std::vector<size_t> requests_;
   rt::cuda::StreamId current_ = nullptr;
+  rt::cuda::StreamId failing_ = nullptr;
   std::vector<Event> events_;
   size_t waits_ = 0;
 };

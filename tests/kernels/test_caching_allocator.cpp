@@ -652,3 +652,29 @@ TEST_CASE("record_stream needs a live block; the destructor destroys pending eve
   }
   CHECK(source.events_alive() == 0);
 }
+
+TEST_CASE("a failed event query leaves the books straight: nothing released twice, nothing lost") {
+  HostSegmentSource source(kPlenty);
+  CachingAllocator alloc(source);
+  void* a = alloc.allocate(4 * KiB, nullptr);
+  void* b = alloc.allocate(4 * KiB, nullptr);
+  alloc.record_stream(a, kS1);
+  alloc.record_stream(b, kS2);
+  alloc.deallocate(a, 4 * KiB);
+  alloc.deallocate(b, 4 * KiB);
+  source.complete(kS1);
+  source.fail_queries_on(kS2);
+  CHECK_THROWS_AS(alloc.allocate(4 * KiB, nullptr), std::runtime_error);  // a's event was handled first
+  CHECK(alloc.stats().pending_events == 1);
+  CHECK(source.events_alive() == 1);
+  source.fail_queries_on(nullptr);
+  source.complete(kS2);
+  void* c = alloc.allocate(4 * KiB, nullptr);  // no event is queried or destroyed twice
+  CHECK(c == a);
+  CHECK(source.events_alive() == 0);
+  CHECK(alloc.stats().pending_events == 0);
+  alloc.deallocate(c, 4 * KiB);
+  alloc.empty_cache();
+  CHECK(source.live_segments() == 0);  // every block merged back once: the segment is whole
+  CHECK(alloc.stats().reserved_bytes == 0);
+}

@@ -75,6 +75,11 @@ def test_calls_that_need_a_device_raise_the_reason(call):
         call()
 
 
+def test_is_pinned_asks_the_engine():
+    assert "pinned memory" in rt.Tensor.is_pinned.__doc__  # the binding, not a stand-in returning False
+    assert "page-locked" in rt.Tensor.pin_memory.__doc__
+
+
 @without_gpu
 def test_pinned_memory_needs_a_device():
     x = rt.ones(2)

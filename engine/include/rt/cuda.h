@@ -30,7 +30,9 @@
 //   stream unless set_current_stream or a StreamGuard chose another (PyTorch's rules). Streams
 //   from Stream::create are non-blocking: they do not wait for the legacy stream nor it for
 //   them, so order work across streams with wait_stream / wait_event. Copies to and from the
-//   host run on the current stream and return when it has finished them.
+//   host run on the current stream and return when it has finished them, except a non_blocking
+//   copy from pinned memory (pin_memory below), which is only queued. Backward nodes run on the
+//   stream their forward op ran on (Note [Backward streams] in engine/src/autograd).
 // - Tensors' memory comes from a caching allocator per device (PyTorch's block sizes, see
 //   kernels/cuda/caching_allocator.h) that reports the same memory events and categories as
 //   the CPU allocator. A block belongs to the stream current when it was allocated; a tensor

@@ -232,7 +232,6 @@ def _install():
         "nonzero": _nonzero,
         "allclose": _allclose,
         "is_shared": lambda self: False,
-        "is_pinned": lambda self: False,
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -26,6 +26,9 @@ while that stream still reads it:
         y = x.relu()
     x.record_stream(side)
     rt.cuda.current_stream().wait_stream(side)     # y is ready for what follows
+
+loss.backward() runs each node on the stream its forward op ran on (torch's rule), and the calling
+stream waits for it at the end.
 """
 from . import _C
 from ._random import manual_seed as _manual_seed
@@ -186,7 +189,8 @@ def memory_summary(device=None, abbreviated=False):
             ("Live allocations", str(stats["allocation.all.current"])),
             ("Segments", str(stats["segment.all.current"])),
             ("Cache flushes before a retry", str(stats["num_alloc_retries"])),
-            ("Out-of-memory errors", str(stats["num_ooms"]))]
+            ("Out-of-memory errors", str(stats["num_ooms"])),
+            ("Freed blocks awaiting other streams (events)", str(stats["pending_events"]))]
     width = max(len(k) for k, _ in rows)
     lines = [f"rustytorch CUDA memory summary, {name}"]
     lines += [f"  {k.ljust(width)}  {v}" for k, v in rows]

@@ -158,7 +158,9 @@ void bind_to_device(py::module_& parent) {
       },
       "A copy in page-locked host memory (self when already pinned): copies from it to a GPU with\n"
       "non_blocking=True are queued on the current stream instead of waited for. Needs a usable GPU.");
-  cls.def("is_pinned", [](py::handle self) { return rt::cuda::is_pinned(unwrap(self)); });
+  cls.def(
+      "is_pinned", [](py::handle self) { return rt::cuda::is_pinned(unwrap(self)); },
+      "True when this CPU tensor lives in pinned memory (pin_memory()); False for GPU tensors and without CUDA.");
   cls.def(
       "record_stream", [](py::handle self, const rt::cuda::Stream& stream) { rt::cuda::record_stream(unwrap(self), stream); },
       py::arg("stream"));

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "autograd_meta.h"
+#include "backward_streams.h"
 #include "rt/dispatch.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -121,6 +122,7 @@ TensorList run_backward(const std::vector<Edge>& root_edges, const TensorList& r
   for (auto* o : obs) o->on_backward_start(keep.size());
   std::vector<Node*> executed;
   size_t index = 0;
+  detail::BackwardStreams streams;  // Note [Backward streams]
   // Observers hear the end also when a node, a hook or an observer throws (a debugger's stop):
   // the graph is left as it was (nothing released), so the backward can run again.
   try {
@@ -139,6 +141,7 @@ TensorList run_backward(const std::vector<Edge>& root_edges, const TensorList& r
       const bool is_accumulate = dynamic_cast<AccumulateGrad*>(node) != nullptr;
       TensorList outs;
       if (!(capturing && is_accumulate)) {
+        streams.enter(*node);
         if (!is_accumulate)
           for (size_t i = 0; i < grads.size(); ++i)
             if (!grads[i].defined()) {

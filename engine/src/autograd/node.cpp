@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "autograd_meta.h"
+#include "cuda/backend.h"
 #include "rt/dispatch.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -132,7 +133,8 @@ std::shared_ptr<Node> record(const char* name, const TensorList& inputs, const T
   node->output_meta().reserve(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& o = outputs[i];
-    node->output_meta().push_back({o.sizes(), o.dtype(), o.device()});
+    const bool on_gpu = o.defined() && o.device().is_cuda();
+    node->output_meta().push_back({o.sizes(), o.dtype(), o.device(), on_gpu ? cuda::detail::stream(o.device()) : nullptr, on_gpu});
     if (o.defined() && is_floating(o.dtype())) set_history(o, node, uint32_t(i));
   }
   const char* op = current_op_name();

@@ -22,13 +22,18 @@ void copy(const Tensor& dst, const Tensor& src, bool non_blocking = false);
 // The caching allocator of page-locked host memory (cudaHostAlloc) behind rt::cuda::pin_memory;
 // its device is the CPU. Throws DeviceError when CUDA is unusable.
 Allocator* pinned_allocator();
-// An asynchronous copy on `stream` (a cudaStream_t) reads pinned tensor `pinned`: its block is
-// reused only after the work queued there by now.
-void record_pinned_use(const Tensor& pinned, void* stream);
+// An asynchronous copy on `stream` (a cudaStream_t of `device`) reads pinned tensor `pinned`: its
+// block is reused only after the work queued there by the time the tensor is freed.
+void record_pinned_use(const Tensor& pinned, Device device, void* stream);
 
 // Stream that ops on `device` launch on: the calling thread's current stream (streams.cpp); as a
 // cudaStream_t, nullptr for the legacy default stream.
 void* stream(Device device);
+// Makes cudaStream_t `s` the calling thread's current stream of `device`.
+void set_stream(Device device, void* s);
+// Work queued on stream `waiting` of `device` from now on waits for the work queued on
+// `producer` so far (an event; nothing when they are the same stream).
+void stream_wait(Device device, void* waiting, void* producer);
 
 }  // namespace rt::cuda::detail
 

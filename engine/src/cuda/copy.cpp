@@ -52,7 +52,7 @@ void copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
     const cudaStream_t s = stream_of(dd);
     cuda_kernels::check_cuda(cudaMemcpyAsync(dst.device_data(), src.raw_data(), dst.nbytes(), cudaMemcpyHostToDevice, s),
                              "host-to-device copy (non_blocking, from pinned memory)");
-    record_pinned_use(src, s);
+    record_pinned_use(src, dd, s);
     return;
   }
   if (dd.is_cuda() && sd.is_cuda() && dd == sd) {

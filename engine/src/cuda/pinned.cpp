@@ -37,8 +37,9 @@ Allocator* pinned_allocator() {
   return existing_pinned(/*create=*/true);
 }
 
-void record_pinned_use(const Tensor& pinned, void* stream) {
-  static_cast<CachingAllocator*>(pinned_allocator())->record_stream(pinned.storage().data(), stream);
+void record_pinned_use(const Tensor& pinned, Device device, void* stream) {
+  static_cast<CachingAllocator*>(pinned_allocator())
+      ->record_stream(pinned.storage().data(), CudaPinnedSource::stream_key(device.index, stream));
 }
 
 }  // namespace detail

@@ -70,6 +70,18 @@ cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
 }  // namespace
 
 void* stream(Device device) { return current_slot(device.index); }
+void set_stream(Device device, void* s) { current_slot(device.index) = s; }
+void stream_wait(Device device, void* waiting, void* producer) {
+  if (waiting == producer) return;
+  DeviceGuard guard(device.index);
+  cudaEvent_t e = nullptr;
+  cuda_kernels::check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate (stream_wait)");
+  const cudaError_t recorded = cudaEventRecord(e, static_cast<cudaStream_t>(producer));
+  const cudaError_t waited =
+      recorded == cudaSuccess ? cudaStreamWaitEvent(static_cast<cudaStream_t>(waiting), e, 0) : recorded;
+  cudaEventDestroy(e);  // the wait is queued: destroying the event now is safe
+  cuda_kernels::check_cuda(waited, "stream_wait");
+}
 void* current_stream_handle(int device) { return current_slot(device); }
 
 }  // namespace detail
@@ -146,6 +158,7 @@ void record_stream(const Tensor& tensor, const Stream& stream) {
   if (!tensor.device().is_cuda())
     throw DeviceError("record_stream: the tensor is on " + tensor.device().str() +
                       "; only CUDA tensors have memory a stream can use");
+  if (tensor.numel() == 0 || !tensor.storage().data()) return;  // no memory to keep (as PyTorch)
   if (tensor.device().index != stream.device())
     throw DeviceError("record_stream: the tensor is on " + tensor.device().str() + " but the stream belongs to cuda:" +
                       std::to_string(stream.device()) + "; record a stream of the tensor's device");
@@ -217,12 +230,12 @@ bool Event::query() const {
 
 float Event::elapsed_ms(const Event& end) const {
   if (!event_ || !end.event_)
-    throw ValueError("Event.elapsed_ms: both events must be recorded first (call record() on each)");
+    throw ValueError("elapsed time between events: both must be recorded first (call record() on each)");
   if (!enable_timing_ || !end.enable_timing_)
-    throw ValueError("Event.elapsed_ms: both events need enable_timing=true when they are made");
+    throw ValueError("elapsed time between events: both need enable_timing=true (Event(enable_timing=True)) when they are made");
   float ms = 0.f;
   cuda_kernels::check_cuda(cudaEventElapsedTime(&ms, detail::as_event(event_), detail::as_event(end.event_)),
-                           "Event.elapsed_ms");
+                           "elapsed time between events (has the later one completed? synchronize() it first)");
   return ms;
 }
 

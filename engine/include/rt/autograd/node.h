@@ -50,6 +50,10 @@ struct OutputMeta {
   Shape shape;
   ScalarType dtype = kFloat32;
   Device device;
+  // CUDA outputs: the stream the forward op ran on (a cudaStream_t, nullptr for the legacy
+  // default stream), which the backward runs on; see Note [Backward streams] in engine.cpp.
+  void* stream = nullptr;
+  bool has_stream = false;
 };
 
 using NodePreHook = std::function<void(const Node&, TensorList& grad_outputs)>;

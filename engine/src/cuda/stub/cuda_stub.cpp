@@ -67,8 +67,10 @@ namespace detail {
 Allocator* device_allocator(int index) { not_built(("device cuda:" + std::to_string(index)).c_str()); }
 void copy(const Tensor&, const Tensor&, bool) { not_built("copy to or from a CUDA device"); }
 Allocator* pinned_allocator() { not_built("pinned memory"); }
-void record_pinned_use(const Tensor&, void*) { not_built("pinned memory"); }
+void record_pinned_use(const Tensor&, Device, void*) { not_built("pinned memory"); }
 void* stream(Device) { not_built("stream"); }
+void set_stream(Device, void*) { not_built("set_stream"); }
+void stream_wait(Device, void*, void*) { not_built("stream_wait"); }
 }  // namespace detail
 
 }  // namespace rt::cuda
