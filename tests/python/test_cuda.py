@@ -685,6 +685,10 @@ def test_pin_memory_and_non_blocking_copies():
     y = p.cuda(non_blocking=True)
     z = p.to("cuda", non_blocking=True)
     assert rt.equal(y.cpu(), x) and rt.equal(z.cpu(), x)  # the copy to the host waits for the stream
+    buf = rt.empty(64, 32, device="cuda")
+    buf.copy_(p, non_blocking=True)  # the prefetch idiom
+    w = p.to("cuda", rt.float64, non_blocking=True)
+    assert rt.equal(buf.cpu(), x) and w.dtype == rt.float64 and rt.equal(w.cpu(), x.double())
     t = rt.zeros(3, 4, pin_memory=True, requires_grad=True)
     assert t.is_pinned() and t.is_leaf and t.requires_grad
     assert rt.randint(0, 5, (8,), pin_memory=True).is_pinned()

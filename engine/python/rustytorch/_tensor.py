@@ -84,9 +84,12 @@ def _to(self, *args, **kwargs):
         return self._to_dtype(dtype, copy)
     if dtype is None:
         return self._to_device(target, non_blocking=non_blocking)
-    # Convert on the CPU side of the move: the CPU has every dtype conversion.
+    # Convert on the CPU side of the move: the CPU has every dtype conversion. A pinned source
+    # moving with non_blocking=True keeps its asynchronous copy and converts on the GPU.
     if target.type == "cpu":
         return self._to_device(target)._to_dtype(dtype)
+    if non_blocking and self.is_pinned():
+        return self._to_device(target, non_blocking=True)._to_dtype(dtype)
     return self._to_dtype(dtype)._to_device(target)
 
 

@@ -157,9 +157,9 @@ void bind_pointwise(py::module_& m) {
   // ---- in-place updates (optimizers, init) ------------------------------------------------
   cls.def(
       "copy_",
-      [](py::handle self, const rt::Tensor& src, bool) {
+      [](py::handle self, const rt::Tensor& src, bool non_blocking) {
         rt::Tensor x = unwrap(self);
-        run_sized(x.numel(), [&]() -> rt::Tensor& { return rt::copy_(x, src); });
+        run_sized(x.numel(), [&]() -> rt::Tensor& { return rt::copy_(x, src, non_blocking); });
         return same(self);
       },
       py::arg("src"), py::arg("non_blocking") = false);

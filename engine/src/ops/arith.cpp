@@ -218,12 +218,14 @@ Tensor neg(const Tensor& a) {
   return out;
 }
 
-Tensor& copy_(Tensor& self, const Tensor& src) {
+Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
   OpGuard guard("copy_", self, src);
   detail::check_inplace_shape(self, src, "copy_");
   const bool needs_grad = autograd::any_requires_grad(self, src);
   detail::check_inplace(self, "copy_", needs_grad);
-  if (!self.storage().is_same(src.storage()) || self.is_same(src)) {
+  if (non_blocking && self.device() != src.device() && self.sizes() == src.sizes()) {
+    cuda::detail::copy(self, src, /*non_blocking=*/true);
+  } else if (!self.storage().is_same(src.storage()) || self.is_same(src)) {
     detail::copy_into(self, src);
   } else {
     detail::copy_into(self, rt::clone(detach(src)));  // overlapping memory: go through a copy

@@ -73,7 +73,9 @@ Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& mul_(Tensor& self, const Tensor& other);
 Tensor& div_(Tensor& self, const Tensor& other);
-Tensor& copy_(Tensor& self, const Tensor& src);  // broadcasts src, converts dtype
+// Broadcasts src, converts dtype. non_blocking: a same-shaped copy from pinned memory to a GPU is
+// queued on the device's current stream (see rt::to_device).
+Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking = false);
 Tensor& fill_(Tensor& self, const Scalar& value);
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value);
 Tensor& clamp_(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);

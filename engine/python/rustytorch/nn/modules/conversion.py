@@ -45,7 +45,7 @@ class TensorConversions:
     def to(self, *args, **kwargs):
         """to(dtype) converts floating parameters and buffers (integer ones keep their dtype);
         to(device) / to("cpu") / to(0) moves every tensor; to(tensor) takes both from `tensor`.
-        non_blocking is accepted and ignored (see Tensor.to)."""
+        non_blocking is accepted and ignored: parameters move with synchronous copies."""
         device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
