@@ -51,7 +51,7 @@ struct OutputMeta {
   ScalarType dtype = kFloat32;
   Device device;
   // CUDA outputs: the stream the forward op ran on (a cudaStream_t, nullptr for the legacy
-  // default stream), which the backward runs on; see Note [Backward streams] in engine.cpp.
+  // default stream), which the backward runs on; see Note [Backward streams] (backward_streams.h).
   void* stream = nullptr;
   bool has_stream = false;
 };
