@@ -16,8 +16,9 @@
 // when called inside an OpenMP parallel region (omp_in_parallel()). So a batch of GEMMs either
 // runs one after another with a threaded GEMM each (few, large matrices), or in a parallel loop
 // over the batch with single-threaded GEMMs (many or small matrices); the cores are never
-// oversubscribed. OpenBLAS splits only the m and n dimensions across threads, never k, so every
-// output element is computed the same way whatever the thread count.
+// oversubscribed. A batch gives the same bits at any thread count (each GEMM is single-threaded
+// either way). A single threaded GEMM need not: OpenBLAS's threaded driver may block k differently
+// from its single-threaded one (seen on AVX-512 CPUs for k = 200), so the last bits can change.
 
 namespace rt::cpu {
 namespace {
