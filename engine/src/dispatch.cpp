@@ -6,7 +6,8 @@
 // An EventRecorder (the profiler) gets raw pointers and copies what it needs itself; the
 // OpEvent copies, the observer lock and the `new` are paid only while an OpObserver is attached.
 // Anomaly mode and the CUDA backend (once a GPU allocator exists) also set the flag, only so
-// that the current op's name is known to their error messages.
+// that the current op's name is known to their error messages. While a thread has autocast on,
+// kAutocast makes ops track their depth alone (Note [Autocast] in amp/autocast.cpp).
 #include "rt/dispatch.h"
 
 #include <algorithm>
@@ -107,7 +108,13 @@ void set_cuda_active(bool on) {
 void op_begin_slow(OpFrame& f, const char* name, const Tensor* const* inputs, size_t n) {
   const uint32_t flags = g_dispatch_flags.load(std::memory_order_relaxed);
   if (flags & kCancel) check_cancel();
-  if (!(flags & kObserved)) return;
+  if (!(flags & kObserved)) {
+    if (flags & kAutocast) {  // depth only (Note [Autocast]); saved_op makes op_end_slow run
+      f.saved_op = t_current_op ? t_current_op : "";
+      ++t_depth;
+    }
+    return;
+  }
   f.saved_op = t_current_op ? t_current_op : "";
   t_current_op = name;
   if (auto* r = g_recorder.load(std::memory_order_acquire)) {
@@ -139,6 +146,8 @@ void op_begin_slow(OpFrame& f, const char* name, const Tensor* const* inputs, si
   }
   ++t_depth;
 }
+
+int op_depth() { return t_depth; }
 
 void op_end_slow(OpFrame& f) {
   --t_depth;

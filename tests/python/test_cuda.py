@@ -370,6 +370,57 @@ def test_module_moves_keep_parameters_and_train():
     assert all(a is b and a.device.type == "cpu" for a, b in zip(model.parameters(), params))
 
 
+# ---- mixed precision on a GPU: rt.autocast("cuda") and rt.amp.GradScaler ---------------------
+@needs_gpu
+def test_cuda_autocast_op_dtypes():
+    x, w = rt.randn(8, 16, device="cuda"), rt.randn(4, 16, device="cuda")
+    with rt.autocast("cuda"):
+        h = nn.functional.linear(x, w)
+        assert h.dtype == rt.float16 and h.is_cuda
+        assert (x @ w.t()).dtype == rt.float16
+        # On CUDA these run in float32 (torch's list), unlike on the CPU.
+        assert nn.functional.softmax(h, -1).dtype == rt.float32
+        assert nn.functional.layer_norm(h, (4,)).dtype == rt.float32
+        assert h.sum().dtype == rt.float32 and h.exp().dtype == rt.float32
+        assert h.relu().dtype == rt.float16
+        assert nn.functional.cross_entropy(h, rt.randint(0, 4, (8,), device="cuda")).dtype == rt.float32
+    with rt.autocast("cuda", dtype=rt.bfloat16):
+        assert nn.functional.linear(x, w).dtype == rt.bfloat16
+    close(h, nn.functional.linear(x, w), 2e-2)
+
+
+@needs_gpu
+def test_cuda_float16_training_with_grad_scaler():
+    rt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 3)).cuda()
+    opt = rt.optim.SGD(model.parameters(), lr=0.1)
+    scaler = rt.amp.GradScaler("cuda")
+    x, target = rt.randn(64, 8, device="cuda"), rt.randint(0, 3, (64,), device="cuda")
+    losses = []
+    for _ in range(20):
+        opt.zero_grad()
+        with rt.autocast("cuda"):
+            loss = nn.functional.cross_entropy(model(x), target)
+        scaler.scale(loss).backward()
+        assert all(p.grad.dtype == rt.float32 and p.grad.is_cuda for p in model.parameters())
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert scaler.get_scale() == 65536.0  # no inf in 20 steps: not backed off, not yet grown
+
+    opt.zero_grad()
+    scaler.scale(nn.functional.cross_entropy(model(x), target)).backward()
+    first = next(iter(model.parameters()))
+    with rt.no_grad():
+        first.grad[0, 0] = float("nan")
+    before = first.detach().clone()
+    assert scaler.step(opt) is None
+    scaler.update()
+    assert scaler.get_scale() == 32768.0
+    close(first, before, 0)
+
+
 # ---- indexing on a GPU: x[idx], x[mask], x[idx] = v, gather/scatter_add/index_select ----------
 INDEXES = [
     lambda x: [4, 0, 2, 2],

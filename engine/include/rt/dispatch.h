@@ -89,8 +89,12 @@ EventRecorder* event_recorder();  // the installed one, or nullptr
 
 namespace detail {
 // Bit 0: an op/memory observer or a recorder is attached. Bit 1: cancellation requested.
+// Bit 2: some thread has autocast enabled, so ops track their nesting depth (Note [Autocast]).
 extern std::atomic<uint32_t> g_dispatch_flags;
-inline constexpr uint32_t kObserved = 1u, kCancel = 2u;
+inline constexpr uint32_t kObserved = 1u, kCancel = 2u, kAutocast = 4u;
+// How many ops are running on this thread (nested ops count); tracked only while kObserved or
+// kAutocast is set, otherwise 0.
+int op_depth();
 void op_begin_slow(struct OpFrame& f, const char* name, const Tensor* const* inputs, size_t n);
 void op_end_slow(struct OpFrame& f);
 struct OpFrame {

@@ -10,6 +10,8 @@
 //   }
 #pragma once
 #include "rt/allocator.h"
+#include "rt/amp/autocast.h"
+#include "rt/amp/grad_scaling.h"
 #include "rt/autograd/engine.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"

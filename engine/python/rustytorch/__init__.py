@@ -62,6 +62,25 @@ from ._functions import *  # noqa: E402,F401,F403
 from . import autograd  # noqa: E402,F401
 from . import backends, cuda  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
+from . import amp  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from ._C import (clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled,  # noqa: E402,F401
+                 is_autocast_enabled)
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """set_autocast_enabled("cuda", True); the old one-argument form set_autocast_enabled(True) means CUDA."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    _C._set_autocast_enabled(device_type, bool(enabled))
+
+
+def set_autocast_dtype(device_type, dtype):
+    _C._set_autocast_dtype(device_type, dtype)
+
+
+def set_autocast_cache_enabled(enabled):
+    _C._set_autocast_cache_enabled(bool(enabled))
 
 
 def _lazy(name):

@@ -30,8 +30,13 @@ while that stream still reads it:
 loss.backward() runs each node on the stream its forward op ran on (torch's rule), and the calling
 stream waits for it at the end.
 """
+import sys
+
 from . import _C
+from . import _cuda_amp as amp  # rt.cuda.amp (deprecated in torch too); importable as rustytorch.cuda.amp
 from ._random import manual_seed as _manual_seed
+
+sys.modules[__name__ + ".amp"] = amp
 
 _cuda = _C._cuda
 Event = _cuda.Event

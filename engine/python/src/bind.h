@@ -15,6 +15,7 @@
 
 #include <optional>
 
+#include "rt/amp/autocast.h"
 #include "rt/autograd/engine.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/dispatch.h"
@@ -72,6 +73,17 @@ rt::Shape to_dims(py::handle h);
 rt::Device to_device(py::handle h);
 py::object make_size(const rt::Shape& s);
 
+// An op called with an explicit dtype= runs in that dtype: autocast leaves it alone, as in torch.
+class ExplicitDtype {
+ public:
+  explicit ExplicitDtype(const std::optional<rt::ScalarType>& dtype) {
+    if (dtype) guard_.emplace();
+  }
+
+ private:
+  std::optional<rt::amp::AutocastExcludedGuard> guard_;
+};
+
 // Runs `f` with the GIL released and Ctrl+C wired to rt::request_cancel() (see interrupt.cpp).
 // Use for work that can be long; `InterruptedError` then becomes KeyboardInterrupt.
 class LongCall {
@@ -126,6 +138,7 @@ void bind_shape_ops(py::module_& m);
 void bind_nn_ops(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_autograd(py::module_& m);
+void bind_amp(py::module_& m);
 void bind_interrupt(py::module_& m);
 void bind_io(py::module_& m);
 void bind_profiler(py::module_& m);

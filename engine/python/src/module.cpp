@@ -17,6 +17,7 @@ PYBIND11_MODULE(_C, m) {
   rtpy::bind_nn_ops(m);
   rtpy::bind_indexing(m);
   rtpy::bind_autograd(m);
+  rtpy::bind_amp(m);
   rtpy::bind_io(m);
   rtpy::bind_profiler(m);
   auto debug = m.def_submodule("_debug", "backward debugger bindings (use rustytorch.debug)");

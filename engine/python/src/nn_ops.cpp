@@ -39,6 +39,7 @@ rt::Tensor softmax_like(rt::Tensor (*fn)(const rt::Tensor&, int64_t), const rt::
   if (dim.is_none())
     throw py::type_error(fmt::format("{}() requires dim: implicit dim selection is deprecated in torch; pass dim=-1",
                                      op));
+  ExplicitDtype explicit_dtype(dtype);
   rt::Tensor c = dtype && *dtype != x.dtype() ? rt::to_dtype(x, *dtype) : x;
   const int64_t d = dim.cast<int64_t>();
   return run_sized(x.numel(), [&] { return fn(c, d); });

@@ -54,6 +54,7 @@ void bind_reductions(py::module_& m) {
     DimsReduce f = fn;
     def_both(m, cls, name,
              [f](const rt::Tensor& x, py::handle dim, bool keepdim, std::optional<rt::ScalarType> dtype) {
+               ExplicitDtype explicit_dtype(dtype);
                rt::Tensor c = cast_if(x, dtype);
                return run_sized(x.numel(), [&] { return f(c, to_dims(dim), keepdim); });
              },
@@ -69,6 +70,7 @@ void bind_reductions(py::module_& m) {
   }
   def_both(m, cls, "prod",
            [](const rt::Tensor& x, py::handle dim, bool keepdim, std::optional<rt::ScalarType> dtype) {
+             ExplicitDtype explicit_dtype(dtype);
              rt::Tensor c = cast_if(x, dtype);
              auto d = one_dim(dim, "prod");
              return run_sized(x.numel(), [&] { return rt::prod(c, d, keepdim); });

@@ -11,6 +11,7 @@
 
 #include "autograd_meta.h"
 #include "backward_streams.h"
+#include "rt/amp/autocast.h"
 #include "rt/dispatch.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -76,6 +77,7 @@ void add_into(TensorList& buffer, size_t slot, Tensor g) {
 TensorList run_backward(const std::vector<Edge>& root_edges, const TensorList& root_grads, bool retain_graph,
                         const std::vector<Edge>& capture, bool allow_unused) {
   NoGradGuard no_grad;
+  amp::AutocastExcludedGuard no_autocast;  // gradients keep the dtypes the forward pass chose
   // Dependencies: how many edges point at each node from nodes reachable from the roots.
   std::unordered_map<Node*, int> deps;
   std::unordered_map<Node*, std::shared_ptr<Node>> keep;

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "../amp/autocast_policy.h"
 #include "rt/dispatch.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -49,6 +50,7 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
                                     double dropout_p, bool is_causal, std::optional<double> scale) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&q, &k, &v, &attn_mask}); ac) return scaled_dot_product_attention(ac[0], ac[1], ac[2], ac[3], dropout_p, is_causal, scale);
   OpGuard guard(kOp, q, k, v, attn_mask);
   check_inputs(q, k, v, attn_mask, dropout_p, is_causal);
   const int64_t L = q.size(-2), S = k.size(-2);

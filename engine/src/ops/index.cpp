@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../amp/autocast_policy.h"
 #include "cuda/ops_index.h"
 #include "device_copy.h"
 #include "op_device.h"
@@ -338,6 +339,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Promote, {&self, &src}); ac) return scatter_add(ac[0], dim, index, ac[1]);
   OpGuard guard("scatter_add", self, index, src);
   const std::string shapes = "self shape " + format_shape(self.sizes()) + ", index shape " +
                              format_shape(index.sizes()) + ", src shape " + format_shape(src.sizes());

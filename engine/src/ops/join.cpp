@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../amp/autocast_policy.h"
 #include "device_copy.h"
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
@@ -134,6 +135,7 @@ int64_t split_dim(const Tensor& t, int64_t dim, const char* op) {
 }  // namespace
 
 Tensor cat(const TensorList& tensors, int64_t dim) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Promote, tensors); ac) return cat(ac.tensors(), dim);
   OpGuard guard("cat", tensors);
   check_list(tensors, "cat");
   const ScalarType dt = promoted_dtype(tensors);
@@ -197,6 +199,7 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
 }
 
 Tensor stack(const TensorList& tensors, int64_t dim) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Promote, tensors); ac) return stack(ac.tensors(), dim);
   OpGuard guard("stack", tensors);
   check_list(tensors, "stack");
   const Shape& s0 = tensors[0].sizes();

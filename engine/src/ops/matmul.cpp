@@ -1,5 +1,6 @@
 // matmul, mm, bmm, addmm, linear: shape checks here, products in cpu::matmul_into (OpenBLAS)
 // or, for tensors on a GPU, cuda::ops::matmul (cuBLAS).
+#include "../amp/autocast_policy.h"
 #include "../../kernels/cpu/gemm.h"
 #include "../../kernels/cpu/loops.h"
 #include "cuda/ops.h"
@@ -162,6 +163,7 @@ Shape concat(Shape s, std::initializer_list<int64_t> tail) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&a, &b}); ac) return mm(ac[0], ac[1]);
   OpGuard guard("mm", a, b);
   check_matrix("mm", a, 2, "first operand");
   check_matrix("mm", b, 2, "second operand");
@@ -171,6 +173,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&a, &b}); ac) return bmm(ac[0], ac[1]);
   OpGuard guard("bmm", a, b);
   check_matrix("bmm", a, 3, "first operand");
   check_matrix("bmm", b, 3, "second operand");
@@ -184,6 +187,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&a, &b}); ac) return matmul(ac[0], ac[1]);
   OpGuard guard("matmul", a, b);
   const int64_t da = a.dim(), db = b.dim();
   if (da == 0 || db == 0)
@@ -212,6 +216,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta_s, const Scalar& alpha_s) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&self, &a, &b}); ac) return addmm(ac[0], ac[1], ac[2], beta_s, alpha_s);
   OpGuard guard("addmm", self, a, b);
   check_matrix("addmm", a, 2, "first operand");
   check_matrix("addmm", b, 2, "second operand");
@@ -242,6 +247,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
 }
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&x, &w, &bias}); ac) return linear(ac[0], ac[1], ac[2]);
   OpGuard guard("linear", x, w, bias);
   if (w.dim() != 2)
     throw_shape_error("linear", "expected weight to be 2-D [out_features, in_features], but got shape " + format_shape(w.sizes()));

@@ -1,6 +1,7 @@
 // pow (three forms), square, clamp, maximum, minimum, and the in-place pow_ and clamp_.
 #include <limits>
 
+#include "../amp/autocast_policy.h"
 #include "composed.h"
 #include "pointwise.h"
 #include "rt/ops/creation.h"
@@ -197,6 +198,7 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor pow(const Tensor& a, const Scalar& exponent) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a}); ac) return pow(ac[0], exponent);
   OpGuard guard("pow", a);
   const ScalarType dt = pow_scalar_dtype(a, exponent, "pow");
   Tensor out = make_tensor(a.sizes(), dt, a.device());
@@ -209,6 +211,7 @@ Tensor pow(const Tensor& a, const Scalar& exponent) {
 }
 
 Tensor pow(const Tensor& a, const Tensor& exponent) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a, &exponent}); ac) return pow(ac[0], ac[1]);
   OpGuard guard("pow", a, exponent);
   const ScalarType dt = pow_dtype(a, exponent, "pow");
   const Shape shape = a.sizes() == exponent.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), exponent.sizes(), "pow");
@@ -235,6 +238,7 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
 }
 
 Tensor pow(const Scalar& base, const Tensor& exponent) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&exponent}); ac) return pow(base, ac[0]);
   OpGuard guard("pow", exponent);
   Tensor b = scalar_to_tensor(base);
   const ScalarType dt = pow_dtype(b, exponent, "pow");

@@ -3,6 +3,7 @@
 #include <functional>
 #include <tuple>
 
+#include "../amp/autocast_policy.h"
 #include "composed.h"
 #include "reduce_cuda.h"
 #include "reduce_rows.h"
@@ -132,6 +133,7 @@ Tensor mean(const Tensor& t, const Shape& dims, bool keepdim) {
 }
 
 Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32, {&t}); ac) return prod(ac[0], dim, keepdim);
   OpGuard guard("prod", t);
   const Shape dims = dims_of(dim);
   const ScalarType out_dtype = is_floating(t.dtype()) ? t.dtype() : kInt64;

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "../amp/autocast_policy.h"
 #include "cuda/ops.h"
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
@@ -206,7 +207,13 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl(x, dim, false); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl(x, dim, true); }
+Tensor softmax(const Tensor& x, int64_t dim) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&x}); ac) return softmax(ac[0], dim);
+  return softmax_impl(x, dim, false);
+}
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&x}); ac) return log_softmax(ac[0], dim);
+  return softmax_impl(x, dim, true);
+}
 
 }  // namespace rt

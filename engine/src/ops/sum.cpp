@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "../amp/autocast_policy.h"
 #include "../../kernels/cpu/loops.h"
 #include "../../kernels/cpu/reduce.h"
 #include "reduce_cuda.h"
@@ -43,6 +44,7 @@ void record_sum_backward(const Tensor& t, const Tensor& out, const Shape& kept_s
 }  // namespace
 
 Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&t}); ac) return sum(ac[0], dims, keepdim);
   OpGuard guard("sum", t);
   const ScalarType out_dtype = is_floating(t.dtype()) ? t.dtype() : kInt64;
   if (t.is_cuda()) {

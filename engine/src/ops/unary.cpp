@@ -1,5 +1,6 @@
 // Unary math: abs, sign, exp, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tanh.
 // Lambdas marked always_inline: see Note [Inlined kernel lambdas] in pointwise.h.
+#include "../amp/autocast_policy.h"
 #include "pointwise.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -39,6 +40,7 @@ Tensor sign(const Tensor& a) {
 }
 
 Tensor exp(const Tensor& a) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a}); ac) return exp(ac[0]);
   OpGuard guard("exp", a);
   Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vexp(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Exp});
   if (autograd::any_requires_grad(a))
@@ -47,6 +49,7 @@ Tensor exp(const Tensor& a) {
 }
 
 Tensor log(const Tensor& a) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a}); ac) return log(ac[0]);
   OpGuard guard("log", a);
   Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vlog(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Log});
   if (autograd::any_requires_grad(a))
@@ -55,6 +58,7 @@ Tensor log(const Tensor& a) {
 }
 
 Tensor log1p(const Tensor& a) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a}); ac) return log1p(ac[0]);
   OpGuard guard("log1p", a);
   Tensor out = map_float(a, [](auto x) { return std::log1p(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Log1p});
   if (autograd::any_requires_grad(a))
@@ -73,6 +77,7 @@ Tensor sqrt(const Tensor& a) {
 }
 
 Tensor rsqrt(const Tensor& a) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a}); ac) return rsqrt(ac[0]);
   OpGuard guard("rsqrt", a);
   Tensor out = map_float(a, [](auto x) { return decltype(x)(1) / std::sqrt(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Rsqrt});
   if (autograd::any_requires_grad(a))
@@ -82,6 +87,7 @@ Tensor rsqrt(const Tensor& a) {
 }
 
 Tensor reciprocal(const Tensor& a) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a}); ac) return reciprocal(ac[0]);
   OpGuard guard("reciprocal", a);
   Tensor out = map_float(a, [](auto x) { return decltype(x)(1) / x; }, detail::CudaUnary{cuda::ops::UnaryOp::Reciprocal});
   if (autograd::any_requires_grad(a))
