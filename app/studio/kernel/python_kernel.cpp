@@ -317,6 +317,7 @@ PythonKernel::PythonKernel(KernelOptions options) {
     throw std::logic_error(
         "rt::studio::PythonKernel: a kernel was already created in this process; CPython can only be "
         "initialised once per process, so keep one kernel and call restart() for a fresh namespace");
+  PythonRuntime::prepare_process();  // before any kernel thread exists (Note [Environment races])
   impl_ = std::make_unique<Impl>();
   impl_->options = std::move(options);
   Impl* impl = impl_.get();

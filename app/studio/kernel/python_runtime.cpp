@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <string>
 
 #include "embedded_python_sources.h"
@@ -128,9 +129,22 @@ InterruptCounts sigint_counts() {
   return {g_sigint_delivered.load(std::memory_order_relaxed), g_sigint_handled.load(std::memory_order_relaxed)};
 }
 
+void PythonRuntime::prepare_process() {
+  static std::once_flag prepared;
+  // Subprocesses too; in-process pyplot gets the inline backend.
+  std::call_once(prepared, [] { ::setenv("MPLBACKEND", "Agg", 1); });
+}
+
 PythonRuntime::PythonRuntime(const KernelOptions& options, Hooks hooks) {
   if (Py_IsInitialized()) throw KernelStartupError("CPython is already initialised in this process");
-  ::setenv("MPLBACKEND", "Agg", 1);  // subprocesses too; in-process pyplot gets the inline backend
+  prepare_process();  // a no-op when the kernel's constructor did it, as it must (Note [Environment races])
+  PyPreConfig pre;
+  PyPreConfig_InitPythonConfig(&pre);
+  pre.coerce_c_locale = 0;  // Note [Environment races]: no setenv("LC_CTYPE") from this thread
+  pre.coerce_c_locale_warn = 0;
+  if (const PyStatus status = Py_PreInitialize(&pre); PyStatus_Exception(status))
+    throw KernelStartupError(std::string("the studio kernel cannot start: CPython pre-initialisation failed: ") +
+                             (status.err_msg ? status.err_msg : "unknown error"));
   if (PyImport_AppendInittab("_rtstudio_native", &init_native) != 0)
     throw KernelStartupError("cannot register the studio's native Python module");
 

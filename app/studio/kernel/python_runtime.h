@@ -53,6 +53,15 @@ class PythonRuntime {
     std::function<void(const DisplayData&)> display;
   };
 
+  // Note [Environment races]: glibc's setenv may move `environ` while another thread's getenv reads it
+  // (Qt and fontconfig call getenv all the time on the GUI thread), which crashes the reader. So the
+  // kernel's startup never writes the environment from the interpreter thread: MPLBACKEND is set here, on
+  // the thread that creates the kernel, before the interpreter thread exists (idempotent); and the
+  // constructor pre-initialises CPython with C-locale coercion off (coercion would setenv LC_CTYPE; in the
+  // C locale Python turns on UTF-8 mode instead). Pre-initialisation itself must stay on the interpreter
+  // thread: CPython takes the thread that pre-initialises it for its main thread (signal handlers).
+  static void prepare_process();
+
   PythonRuntime(const KernelOptions& options, Hooks hooks);
   ~PythonRuntime();  // detaches the hooks; CPython stays initialised (see Note [Kernel restart])
   PythonRuntime(const PythonRuntime&) = delete;

@@ -103,7 +103,8 @@ Tensor silu(const Tensor& a) {
 
 // (1 / beta) * log(1 + exp(beta * x)), and x itself where beta * x > threshold.
 Tensor softplus(const Tensor& a, double beta, double threshold) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a}); ac) return softplus(ac[0], beta, threshold);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a}); ac)
+    return softplus(ac[0], beta, threshold);
   OpGuard guard("softplus", a);
   Tensor out = map_float(a, [beta, threshold](auto x) {
     using C = decltype(x);

@@ -50,7 +50,8 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
                                     double dropout_p, bool is_causal, std::optional<double> scale) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&q, &k, &v, &attn_mask}); ac) return scaled_dot_product_attention(ac[0], ac[1], ac[2], ac[3], dropout_p, is_causal, scale);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&q, &k, &v, &attn_mask}); ac)
+    return scaled_dot_product_attention(ac[0], ac[1], ac[2], ac[3], dropout_p, is_causal, scale);
   OpGuard guard(kOp, q, k, v, attn_mask);
   check_inputs(q, k, v, attn_mask, dropout_p, is_causal);
   const int64_t L = q.size(-2), S = k.size(-2);

@@ -314,7 +314,8 @@ ConvShape check_conv(const char* op, const Tensor& input, const Tensor& weight, 
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride, const Shape& padding,
               const Shape& dilation, int64_t groups) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&input, &weight, &bias}); ac) return conv2d(ac[0], ac[1], ac[2], stride, padding, dilation, groups);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&input, &weight, &bias}); ac)
+    return conv2d(ac[0], ac[1], ac[2], stride, padding, dilation, groups);
   OpGuard guard("conv2d", input, weight, bias);
   const ConvShape s = check_conv("conv2d", input, weight, bias, stride, padding, dilation, groups, 2);
   if (input.dim() == 3) return squeeze(conv_core(s, unsqueeze(input, 0), weight, bias), 0);
@@ -323,7 +324,8 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t stride, int64_t padding,
               int64_t dilation, int64_t groups) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&input, &weight, &bias}); ac) return conv1d(ac[0], ac[1], ac[2], stride, padding, dilation, groups);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&input, &weight, &bias}); ac)
+    return conv1d(ac[0], ac[1], ac[2], stride, padding, dilation, groups);
   OpGuard guard("conv1d", input, weight, bias);
   const ConvShape s = check_conv("conv1d", input, weight, bias, {stride}, {padding}, {dilation}, groups, 1);
   const Tensor in4 = input.dim() == 2 ? unsqueeze(unsqueeze(input, 0), 2) : unsqueeze(input, 2);

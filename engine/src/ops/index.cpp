@@ -339,7 +339,8 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Promote, {&self, &src}); ac) return scatter_add(ac[0], dim, index, ac[1]);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Promote, {&self, &src}); ac)
+    return scatter_add(ac[0], dim, index, ac[1]);
   OpGuard guard("scatter_add", self, index, src);
   const std::string shapes = "self shape " + format_shape(self.sizes()) + ", index shape " +
                              format_shape(index.sizes()) + ", src shape " + format_shape(src.sizes());

@@ -366,12 +366,14 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 const std::string& reduction) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32, {&log_probs, &weight}); ac) return nll_loss(ac[0], target, ac[1], ignore_index, reduction);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32, {&log_probs, &weight}); ac)
+    return nll_loss(ac[0], target, ac[1], ignore_index, reduction);
   return class_loss("nll_loss", "NllLossBackward0", log_probs, target, weight, ignore_index, reduction, 0.0, false);
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32, {&input, &target}); ac) return mse_loss(ac[0], ac[1], reduction);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32, {&input, &target}); ac)
+    return mse_loss(ac[0], ac[1], reduction);
   OpGuard guard("mse_loss", input, target);
   const Reduction red = parse_reduction(reduction, "mse_loss");
   const ScalarType dt = promote_types(input.dtype(), target.dtype());
@@ -403,7 +405,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const std::string& reduction, const Tensor& pos_weight) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32, {&input, &target, &weight, &pos_weight}); ac) return binary_cross_entropy_with_logits(ac[0], ac[1], ac[2], reduction, ac[3]);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32, {&input, &target, &weight, &pos_weight}); ac)
+    return binary_cross_entropy_with_logits(ac[0], ac[1], ac[2], reduction, ac[3]);
   const char* op = "binary_cross_entropy_with_logits";
   OpGuard guard(op, input, target, weight, pos_weight);
   const Reduction red = parse_reduction(reduction, op);

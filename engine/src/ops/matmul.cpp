@@ -216,7 +216,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta_s, const Scalar& alpha_s) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&self, &a, &b}); ac) return addmm(ac[0], ac[1], ac[2], beta_s, alpha_s);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&self, &a, &b}); ac)
+    return addmm(ac[0], ac[1], ac[2], beta_s, alpha_s);
   OpGuard guard("addmm", self, a, b);
   check_matrix("addmm", a, 2, "first operand");
   check_matrix("addmm", b, 2, "second operand");
@@ -247,7 +248,8 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
 }
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&x, &w, &bias}); ac) return linear(ac[0], ac[1], ac[2]);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&x, &w, &bias}); ac)
+    return linear(ac[0], ac[1], ac[2]);
   OpGuard guard("linear", x, w, bias);
   if (w.dim() != 2)
     throw_shape_error("linear", "expected weight to be 2-D [out_features, in_features], but got shape " + format_shape(w.sizes()));

@@ -205,7 +205,8 @@ Tensor param_grad(const std::vector<double>& v, const ParamMeta& m) {
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&x, &weight, &bias}); ac) return layer_norm(ac[0], normalized_shape, ac[1], ac[2], eps);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&x, &weight, &bias}); ac)
+    return layer_norm(ac[0], normalized_shape, ac[1], ac[2], eps);
   OpGuard guard("layer_norm", x, weight, bias);
   const int64_t nd = int64_t(normalized_shape.size());
   const Shape& xs = x.sizes();

@@ -211,7 +211,8 @@ Tensor pow(const Tensor& a, const Scalar& exponent) {
 }
 
 Tensor pow(const Tensor& a, const Tensor& exponent) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a, &exponent}); ac) return pow(ac[0], ac[1]);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&a, &exponent}); ac)
+    return pow(ac[0], ac[1]);
   OpGuard guard("pow", a, exponent);
   const ScalarType dt = pow_dtype(a, exponent, "pow");
   const Shape shape = a.sizes() == exponent.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), exponent.sizes(), "pow");

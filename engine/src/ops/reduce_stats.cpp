@@ -166,7 +166,8 @@ Tensor std(const Tensor& t, const Shape& dims, int64_t correction, bool keepdim)
 }
 
 Tensor norm(const Tensor& t, const Scalar& p_in, const Shape& dims, bool keepdim) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&t}); ac) return norm(ac[0], p_in, dims, keepdim);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&t}); ac)
+    return norm(ac[0], p_in, dims, keepdim);
   OpGuard guard("norm", t);
   detail::require_floating(t, "norm");
   const double p = p_in.to_double();
@@ -209,7 +210,8 @@ Tensor norm(const Tensor& t, const Scalar& p_in, const Shape& dims, bool keepdim
 }
 
 Tensor logsumexp(const Tensor& t, const Shape& dims, bool keepdim) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&t}); ac) return logsumexp(ac[0], dims, keepdim);
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&t}); ac)
+    return logsumexp(ac[0], dims, keepdim);
   OpGuard guard("logsumexp", t);
   detail::require_floating(t, "logsumexp");
   if (t.is_cuda()) return logsumexp_cuda(t, dims, keepdim);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,6 +24,18 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 }  // namespace
+
+TEST_CASE("starting the kernel leaves the environment alone on the interpreter thread", "[studio][kernel]") {
+  // Note [Environment races]: in the C locale CPython would coerce it with setenv("LC_CTYPE") from the
+  // interpreter thread while the GUI thread reads the environment (a crash in getenv). It must run in
+  // UTF-8 mode instead; MPLBACKEND is set before the interpreter thread starts.
+  ::unsetenv("LC_ALL");
+  ::unsetenv("LC_CTYPE");
+  ::unsetenv("LANG");
+  CellRecord r = run_cell("import os, sys\n(sys.flags.utf8_mode, os.environ.get('LC_CTYPE'), os.environ.get('MPLBACKEND'))");
+  CHECK(r.result_text() == "(1, None, 'Agg')");
+  CHECK(std::getenv("LC_CTYPE") == nullptr);
+}
 
 TEST_CASE("the last expression is the execute result and None or a trailing semicolon show nothing", "[studio][kernel]") {
   const int first = test_kernel().next_execution_count();  // 1 under ctest (a process per test case)
