@@ -204,6 +204,15 @@ TEST_CASE("a parameter is cast once per region, again after an in-place update, 
     CHECK(w.grad().defined());
   }
   {
+    // Several losses, each with its own backward: the backward frees the cast's node, so it is made again.
+    amp::AutocastGuard autocast(DeviceType::CPU);
+    w.set_grad(Tensor());
+    linear(x, w).sum().backward();
+    linear(x, w).sum().backward();
+    linear(x, w).sum().backward();
+    require_close(w.grad(), sum(x, {0}).unsqueeze(0).expand({6, 8}) * Scalar(3.0), 2e-2, 2e-2);
+  }
+  {
     amp::AutocastGuard autocast(DeviceType::CPU, std::nullopt, true, /*cache_enabled=*/false);
     counter.casts = 0;
     linear(x, w);

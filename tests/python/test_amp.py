@@ -54,6 +54,17 @@ OPS = [
     ("cat", lambda: rt.cat([X @ W.t(), B[None]]), lambda: torch.cat([TX @ TW.t(), TB[None]])),
     ("stack", lambda: rt.stack([X @ W.t(), X @ W.t()]), lambda: torch.stack([TX @ TW.t(), TX @ TW.t()])),
     ("float64 linear", lambda: F.linear(X.double(), W.double()), lambda: TF.linear(TX.double(), TW.double())),
+    ("conv1d", lambda: F.conv1d(X[None], W[:, :4, None]), lambda: TF.conv1d(TX[None], TW[:, :4, None])),
+    ("pow", lambda: (X @ W.t()).pow(2), lambda: (TX @ TW.t()).pow(2)),
+    ("log", lambda: (X @ W.t()).abs().log(), lambda: (TX @ TW.t()).abs().log()),
+    ("rsqrt", lambda: (X @ W.t()).abs().rsqrt(), lambda: (TX @ TW.t()).abs().rsqrt()),
+    ("norm", lambda: (X @ W.t()).norm(), lambda: (TX @ TW.t()).norm()),
+    ("logsumexp", lambda: (X @ W.t()).logsumexp(-1), lambda: (TX @ TW.t()).logsumexp(-1)),
+    ("l1_loss", lambda: F.l1_loss(X @ W.t(), X @ W.t() + 1), lambda: TF.l1_loss(TX @ TW.t(), TX @ TW.t() + 1)),
+    ("smooth_l1_loss", lambda: F.smooth_l1_loss(X @ W.t(), (X @ W.t()) * 2),
+     lambda: TF.smooth_l1_loss(TX @ TW.t(), (TX @ TW.t()) * 2)),
+    ("binary_cross_entropy", lambda: F.binary_cross_entropy((X @ W.t()).sigmoid(), (X @ W.t()).sigmoid()),
+     lambda: TF.binary_cross_entropy((TX @ TW.t()).sigmoid(), (TX @ TW.t()).sigmoid())),
 ]
 
 
@@ -102,6 +113,47 @@ def test_autocast_state_nesting_decorator_and_errors():
         rt.autocast("cpu", dtype=rt.float32)
     with pytest.raises(ValueError, match="str"):
         rt.autocast(rt.device("cpu"))
+
+
+def test_state_functions_with_torch_names():
+    rt.set_autocast_enabled("cpu", True)
+    try:
+        assert rt.is_autocast_enabled("cpu") and rt.is_autocast_cpu_enabled()
+        assert F.linear(X, W).dtype == rt.bfloat16
+        rt.set_autocast_cpu_dtype(rt.float16)
+        assert rt.get_autocast_cpu_dtype() == rt.float16 and F.linear(X, W).dtype == rt.float16
+    finally:
+        rt.set_autocast_cpu_dtype(rt.bfloat16)
+        rt.set_autocast_cpu_enabled(False)
+        rt.clear_autocast_cache()
+    assert not rt.is_autocast_enabled("cpu") and F.linear(X, W).dtype == rt.float32
+    rt.set_autocast_enabled(False)  # the one-argument form: CUDA
+    assert not rt.is_autocast_enabled("cuda") and rt.get_autocast_gpu_dtype() == rt.float16
+    rt.set_autocast_cache_enabled(False)
+    try:
+        assert not rt.is_autocast_cache_enabled()
+        with rt.autocast("cpu"):
+            assert not rt.is_autocast_cache_enabled()
+    finally:
+        rt.set_autocast_cache_enabled(True)
+    assert rt.is_autocast_cache_enabled()
+
+
+def test_several_backwards_in_one_region_reuse_parameters_safely():
+    # Each loss has its own backward (gradient accumulation); a parameter's cached cast must stay usable.
+    model = rt.nn.Linear(8, 2)
+    m_t = torch.nn.Linear(8, 2)
+    m_t.load_state_dict({k: torch.from_numpy(np.array(v.detach().numpy(), copy=True))
+                         for k, v in model.state_dict().items()})
+    xs = [pair((4, 8), seed) for seed in (11, 12, 13)]
+    with rt.autocast("cpu"):
+        for x, _ in xs:
+            model(x).float().sum().backward()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _, tx in xs:
+            m_t(tx).float().sum().backward()
+    np.testing.assert_allclose(model.weight.grad.numpy(), m_t.weight.grad.numpy(), rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(model.bias.grad.numpy(), m_t.bias.grad.numpy(), rtol=1e-6)
 
 
 def test_autocast_exception_inside_region_restores_state():

@@ -384,6 +384,10 @@ def test_cuda_autocast_op_dtypes():
         assert h.sum().dtype == rt.float32 and h.exp().dtype == rt.float32
         assert h.relu().dtype == rt.float16
         assert nn.functional.cross_entropy(h, rt.randint(0, 4, (8,), device="cuda")).dtype == rt.float32
+        assert nn.functional.l1_loss(h, h).dtype == rt.float32
+        assert nn.functional.cosine_similarity(h, h).dtype == rt.float32
+        with pytest.raises(RuntimeError, match="unsafe to autocast"):
+            nn.functional.binary_cross_entropy(h.sigmoid(), h.sigmoid())
     with rt.autocast("cuda", dtype=rt.bfloat16):
         assert nn.functional.linear(x, w).dtype == rt.bfloat16
     close(h, nn.functional.linear(x, w), 2e-2)

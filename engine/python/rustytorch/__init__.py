@@ -62,17 +62,21 @@ from ._functions import *  # noqa: E402,F401,F403
 from . import autograd  # noqa: E402,F401
 from . import backends, cuda  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
+import builtins as _builtins  # noqa: E402
+
 from . import amp  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from ._C import (clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled,  # noqa: E402,F401
                  is_autocast_enabled)
 
 
+# The autocast state functions, torch's current names and the older per-device ones. (`bool` in this module
+# is the dtype rt.bool, hence builtins.bool.)
 def set_autocast_enabled(device_type, enabled=None):
     """set_autocast_enabled("cuda", True); the old one-argument form set_autocast_enabled(True) means CUDA."""
     if enabled is None:
         device_type, enabled = "cuda", device_type
-    _C._set_autocast_enabled(device_type, bool(enabled))
+    _C._set_autocast_enabled(device_type, _builtins.bool(enabled))
 
 
 def set_autocast_dtype(device_type, dtype):
@@ -80,7 +84,31 @@ def set_autocast_dtype(device_type, dtype):
 
 
 def set_autocast_cache_enabled(enabled):
-    _C._set_autocast_cache_enabled(bool(enabled))
+    _C._set_autocast_cache_enabled(_builtins.bool(enabled))
+
+
+def is_autocast_cpu_enabled():
+    return _C.is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    return _C.get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    return _C.get_autocast_dtype("cuda")
+
+
+def set_autocast_cpu_dtype(dtype):
+    _C._set_autocast_dtype("cpu", dtype)
+
+
+def set_autocast_gpu_dtype(dtype):
+    _C._set_autocast_dtype("cuda", dtype)
 
 
 def _lazy(name):

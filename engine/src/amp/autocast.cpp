@@ -4,8 +4,9 @@
 //  - autocast is enabled on this thread for the device type of the op's first defined input,
 //    and not excluded (AutocastExcludedGuard: the backward pass, explicit dtype= arguments);
 //  - the op was called from user code: rt::detail::op_depth() is 0. Ops that other ops call
-//    internally keep the dtypes their caller chose (torch gets the same from its dispatcher,
-//    where an op's internals run below the autocast key);
+//    internally keep the dtypes their caller chose. In torch an op with an autocast rule shields
+//    its internals the same way; a composite op without one decomposes into ops that autocast
+//    one by one, while ours (being a kernel, not a decomposition) keeps its inputs' dtypes;
 //  - at least one eligible input (defined, floating, not float64, on that device type) differs
 //    from the policy's dtype: lower precision (the region's dtype), float32, or the widest of
 //    the region's dtype and the eligible inputs' dtypes (promote). The float32 list is torch's
@@ -21,8 +22,10 @@
 // Parameter cache: a float32 leaf that requires grad, cast to the lower-precision dtype while
 // grad mode is on, is cast once per outermost region (torch's cache, as Apex did). The entry
 // holds the source, so its address cannot be reused by another tensor, and its version, so an
-// in-place update (an optimizer step inside the region) is never served stale. Casts made
-// under no_grad are not cached: a cast without a grad_fn must never reach a graph later.
+// in-place update (an optimizer step inside the region) is never served stale. A cast whose
+// backward node a backward pass has released is made again (several losses, each with its own
+// backward, in one region). Casts made under no_grad are not cached: a cast without a grad_fn
+// must never reach a graph later.
 #include "rt/amp/autocast.h"
 
 #include <mutex>
@@ -30,6 +33,7 @@
 
 #include "autocast_policy.h"
 #include "rt/autograd/grad_mode.h"
+#include "rt/autograd/node.h"
 #include "rt/dispatch.h"
 #include "rt/error.h"
 #include "rt/ops/view.h"
@@ -80,12 +84,20 @@ bool eligible(const Tensor& t, DeviceType device_type) {
   return t.defined() && is_floating(t.dtype()) && t.dtype() != kFloat64 && t.device().type == device_type;
 }
 
+// A backward without retain_graph released the cast's node: a graph built on it could not be
+// differentiated again, so the cast is made anew (torch's node survives, having saved nothing).
+bool backward_released(const Tensor& cast) {
+  const auto& node = cast.grad_fn();
+  return node && node->released();
+}
+
 Tensor cached_cast(ThreadState& s, const Tensor& t, ScalarType dtype, DeviceType device_type) {
   const bool can_cache = s.cache_enabled && dtype == s.dtype[slot(device_type)] && t.dtype() == kFloat32 &&
                          t.requires_grad() && t.is_leaf() && !t.impl().is_view && GradMode::is_enabled();
   if (!can_cache) return to_dtype(t, dtype);
   const TensorImpl* key = &t.impl();
-  if (auto it = s.cache.find(key); it != s.cache.end() && it->second.version == t.version() && it->second.dtype == dtype)
+  if (auto it = s.cache.find(key); it != s.cache.end() && it->second.version == t.version() &&
+                                    it->second.dtype == dtype && !backward_released(it->second.cast))
     return it->second.cast;
   Tensor cast = to_dtype(t, dtype);
   s.cache[key] = CachedCast{t, cast, t.version(), dtype};

@@ -70,6 +70,8 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual TensorList apply(TensorList&& grads) = 0;
   // Drops saved tensors after a backward without retain_graph.
   virtual void release_saved() {}
+  // True once release_saved() has made apply() unusable (a second backward would throw).
+  virtual bool released() const { return false; }
 
   const std::string& name() const { return name_; }
   uint64_t sequence_nr() const { return sequence_nr_; }
@@ -143,6 +145,7 @@ class FunctionNode : public Node {
   FunctionNode(std::string name, BackwardFn fn) : Node(std::move(name)), fn_(std::move(fn)) {}
   TensorList apply(TensorList&& grads) override;
   void release_saved() override { fn_ = nullptr; }
+  bool released() const override { return !fn_; }
 
  private:
   BackwardFn fn_;

@@ -7,6 +7,13 @@ from rustytorch import _C
 
 __all__ = ["autocast", "is_autocast_available"]
 
+# torch's message for ops it refuses to autocast on CUDA.
+_BCE_UNSAFE = ("torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+               "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+               "In this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits\n"
+               "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+               "safe to autocast.")
+
 _DEVICE_TYPES = ("cuda", "cpu")
 
 
@@ -80,3 +87,40 @@ class autocast:
     def __repr__(self):
         return (f"autocast(device_type='{self.device}', dtype={self.fast_dtype}, enabled={self._enabled}, "
                 f"cache_enabled={self._cache_enabled})")
+
+
+def _first_device_type(args, kwargs):
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, rt.Tensor):
+            return value.device.type
+    return None
+
+
+def _to_float32(value, device_type):
+    if (isinstance(value, rt.Tensor) and value.is_floating_point() and value.dtype not in (rt.float32, rt.float64)
+            and value.device.type == device_type):
+        return value.float()
+    return value
+
+
+def _float32_rule(on_cpu=True, cuda_error=None):
+    """The float32 rule for an op written in Python from other ops (a C++ op carries it in its own code,
+    Note [Autocast]): in an autocast region its floating inputs are cast to float32 and its body runs with
+    autocast off, so it computes and returns float32. on_cpu=False: CUDA regions only (torch's CPU list
+    leaves the op alone). cuda_error: the op is refused in CUDA regions, with that message (torch's)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            device_type = _first_device_type(args, kwargs)
+            if device_type is None or not _C.is_autocast_enabled(device_type) or (device_type == "cpu" and not on_cpu):
+                return fn(*args, **kwargs)
+            if device_type == "cuda" and cuda_error:
+                raise RuntimeError(cuda_error)
+            args = tuple(_to_float32(a, device_type) for a in args)
+            kwargs = {k: _to_float32(v, device_type) for k, v in kwargs.items()}
+            with autocast(device_type, enabled=False):
+                return fn(*args, **kwargs)
+
+        return run
+
+    return wrap

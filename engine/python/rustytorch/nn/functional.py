@@ -11,6 +11,7 @@ with the same autograd. `inplace=True` arguments are honoured by the in-place op
 exists.
 """
 from .. import _C
+from ..amp.autocast_mode import _BCE_UNSAFE, _float32_rule  # torch's autocast rules for the compositions
 
 __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "sigmoid", "tanh",
            "softplus", "logsigmoid", "hardtanh", "softmax", "log_softmax", "softmin", "cross_entropy", "nll_loss",
@@ -132,10 +133,12 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _C._mse_loss(input, target, _reduction(size_average, reduce, reduction))
 
 
+@_float32_rule()
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce((input - target).abs(), _reduction(size_average, reduce, reduction))
 
 
+@_float32_rule()
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     diff = (input - target).abs()
     if beta == 0:
@@ -145,6 +148,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, _reduction(size_average, reduce, reduction))
 
 
+@_float32_rule(cuda_error=_BCE_UNSAFE)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     log_p = input.log().clamp_min(-100.0)
     log_q = (1 - input).log().clamp_min(-100.0)
@@ -200,12 +204,14 @@ def pad(input, pad, mode="constant", value=None):
     return out
 
 
+@_float32_rule(on_cpu=False)
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if out is not None:
         raise NotImplementedError("normalize(out=...) is not supported")
     return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
 
 
+@_float32_rule(on_cpu=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     n1 = x1.norm(2, dim).clamp_min(eps)
     n2 = x2.norm(2, dim).clamp_min(eps)
