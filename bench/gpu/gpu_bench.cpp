@@ -18,12 +18,14 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gpu_models.h"
+#include "rt/amp/autocast.h"
 #include "gpu_timing.h"
 #include "rt/cuda.h"
 #include "rt/rt.h"
@@ -125,8 +127,10 @@ Measure matmul(rt::ScalarType dtype, bool tf32, const std::string& label, double
   return m;
 }
 
-// One training step (zero_grad, forward, cross-entropy, backward, Adam) of a Linear/ReLU MLP.
-Measure mlp_step(const std::vector<int64_t>& sizes, int64_t batch, int runs) {
+// One training step (zero_grad, forward, cross-entropy, backward, Adam) of a Linear/ReLU MLP; with
+// `autocast`, the forward and the loss run in an autocast region of that dtype (backward outside, as in torch).
+Measure mlp_step(const std::vector<int64_t>& sizes, int64_t batch, int runs,
+                 std::optional<rt::ScalarType> autocast = std::nullopt) {
   rt::manual_seed(0);
   gpu_models::Mlp mlp(sizes, kGpu);
   rt::optim::Adam opt(mlp.parameters(), {.lr = 1e-3});
@@ -134,10 +138,17 @@ Measure mlp_step(const std::vector<int64_t>& sizes, int64_t batch, int runs) {
   const rt::Tensor y = rt::randint(0, sizes.back(), {batch}).to(kGpu);
   rt::Tensor loss;
   std::string shape = "batch " + std::to_string(batch) + ", ";
-  for (size_t i = 0; i < sizes.size(); ++i) shape += (i ? "-" : "") + std::to_string(sizes[i]);
-  Measure m{"MLP training step (Adam)", shape, time_cuda([&] {
+  for (size_t i = 0; i < sizes.size(); ++i) shape.append(i ? "-" : "").append(std::to_string(sizes[i]));
+  std::string op = "MLP training step (Adam";
+  if (autocast) op.append(", autocast ").append(rt::dtype_name(*autocast));
+  op.append(")");
+  Measure m{op, shape, time_cuda([&] {
               opt.zero_grad();
-              loss = rt::cross_entropy(mlp.forward(x), y);
+              {
+                std::optional<rt::amp::AutocastGuard> region;
+                if (autocast) region.emplace(rt::DeviceType::CUDA, *autocast);
+                loss = rt::cross_entropy(mlp.forward(x), y);
+              }
               loss.backward();
               opt.step();
             }, {5, runs})};
@@ -162,6 +173,7 @@ std::vector<Workload> workloads() {
       {"matmul_bf16", [] { return matmul(rt::kBFloat16, false, "matmul bf16", 1e-2); }},
       {"mlp_step_small", [] { return mlp_step({784, 512, 512, 10}, 128, 50); }},
       {"mlp_step_large", [] { return mlp_step({784, 4096, 4096, 10}, 4096, 20); }},
+      {"mlp_step_large_autocast_bf16", [] { return mlp_step({784, 4096, 4096, 10}, 4096, 20, rt::kBFloat16); }},
   };
 }
 

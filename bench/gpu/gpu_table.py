@@ -26,6 +26,8 @@ ROWS = [
     ("matmul_bf16", "matmul bf16", "4096 x 4096 x 4096", "flops"),
     ("mlp_step_small", "MLP training step (Adam)", "batch 128, 784-512-512-10", "time"),
     ("mlp_step_large", "MLP training step (Adam)", "batch 4096, 784-4096-4096-10", "time"),
+    ("mlp_step_large_autocast_bf16", "MLP training step (Adam, autocast bfloat16)", "batch 4096, 784-4096-4096-10",
+     "time"),
 ]
 TARGETS = {
     "reference": "— (device-copy bandwidth)",

@@ -10,6 +10,7 @@ PyTorch's (Adam without fused/foreach overrides, TF32 off unless the workload tu
 Exit status: 0 all ran and passed their checks, 1 a workload failed, 77 no CUDA device or no PyTorch.
 """
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -113,7 +114,7 @@ def matmul(dtype, tf32, label, bound):
     return result(label, "4096 x 4096 x 4096", t, flops=2.0 * n ** 3, err=rel_err(out["c"][-64:], ref), bound=bound)
 
 
-def mlp_step(sizes, batch, runs):
+def mlp_step(sizes, batch, runs, autocast=None):
     torch.manual_seed(0)
     layers = []
     for i in range(len(sizes) - 1):
@@ -128,14 +129,16 @@ def mlp_step(sizes, batch, runs):
 
     def step():
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        with torch.autocast("cuda", dtype=autocast) if autocast else contextlib.nullcontext():
+            loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         out["loss"] = loss
 
     t = time_cuda(step, 5, runs)
     shape = f"batch {batch}, " + "-".join(str(s) for s in sizes)
-    return result("MLP training step (Adam)", shape, t, err=0.0 if math.isfinite(out["loss"].item()) else math.nan)
+    op = f"MLP training step (Adam, autocast {str(autocast).split('.')[-1]})" if autocast else "MLP training step (Adam)"
+    return result(op, shape, t, err=0.0 if math.isfinite(out["loss"].item()) else math.nan)
 
 
 WORKLOADS = {
@@ -149,6 +152,7 @@ WORKLOADS = {
     "matmul_bf16": lambda: matmul(torch.bfloat16, False, "matmul bf16", 1e-2),
     "mlp_step_small": lambda: mlp_step([784, 512, 512, 10], 128, 50),
     "mlp_step_large": lambda: mlp_step([784, 4096, 4096, 10], 4096, 20),
+    "mlp_step_large_autocast_bf16": lambda: mlp_step([784, 4096, 4096, 10], 4096, 20, torch.bfloat16),
 }
 
 
