@@ -75,12 +75,12 @@ class autocast:
         return False
 
     def __call__(self, func):
-        args = (self.device, self.fast_dtype, self._enabled, self._cache_enabled)
+        device, dtype, enabled, cache_enabled = self.device, self.fast_dtype, self._enabled, self._cache_enabled
 
         @functools.wraps(func)
-        def decorate_autocast(*a, **kw):
-            with autocast(*args[:2], enabled=args[2], cache_enabled=args[3]):
-                return func(*a, **kw)
+        def decorate_autocast(*args, **kwargs):
+            with autocast(device, dtype, enabled, cache_enabled):  # a fresh region per call: calls may nest
+                return func(*args, **kwargs)
 
         return decorate_autocast
 
