@@ -117,6 +117,13 @@ void check_arith_dtype(BinaryOp op, ScalarType compute) {
     throw DTypeError(name + " on CUDA: expected a bool output, got " + ew::dtype_str(compute));
 }
 
+// add/sub's alpha as the CPU applies it: bool addition is logical or, which ignores alpha.
+template <typename C>
+C alpha_as(double alpha, ScalarType out) {
+  if (out == kBool) return C(1);
+  return std::is_integral_v<C> ? C(int64_t(alpha)) : C(alpha);
+}
+
 }  // namespace
 
 const char* binary_op_name(BinaryOp op) {
@@ -153,7 +160,7 @@ void binary(BinaryOp op, const TensorArg& out, const TensorArg& a, const TensorA
   const char* name = binary_op_name(op);
   check_arith_dtype(op, out.dtype);
   ew::visit_compute(out.dtype, [&]<typename C>() {
-    const C al = std::is_integral_v<C> ? C(int64_t(alpha)) : C(alpha);
+    const C al = alpha_as<C>(alpha, out.dtype);
     ew::launch<C, 2>(name, out, {&a, &b}, out.dtype, ArithF<C>{op, al}, stream);
   });
 }
@@ -163,9 +170,11 @@ void binary_scalar(BinaryOp op, const TensorArg& out, const TensorArg& a, const 
   const char* name = binary_op_name(op);
   check_arith_dtype(op, out.dtype);
   ew::visit_compute(out.dtype, [&]<typename C>() {
-    const C al = std::is_integral_v<C> ? C(int64_t(alpha)) : C(alpha);
-    ew::launch<C, 1>(name, out, {&a}, out.dtype,
-                     ArithScalarF<C>{op, ew::scalar_as<C>(s, out.dtype), al, scalar_first}, stream);
+    const C al = alpha_as<C>(alpha, out.dtype);
+    // A number exponent stays as given (the CPU raises half tensors to float(e), not to e rounded to half).
+    const bool exact_exponent = op == BinaryOp::Pow && !scalar_first && std::is_floating_point_v<C>;
+    const C sv = exact_exponent ? C(s.to_double()) : ew::scalar_as<C>(s, out.dtype);
+    ew::launch<C, 1>(name, out, {&a}, out.dtype, ArithScalarF<C>{op, sv, al, scalar_first}, stream);
   });
 }
 

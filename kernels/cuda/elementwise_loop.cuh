@@ -246,8 +246,12 @@ __global__ void strided_kernel(Operands<NIN> ops, OffsetCalc<NIN + 1> calc, Scal
     C v[NIN];
 #pragma unroll
     for (int k = 0; k < NIN; ++k) {
-      v[k] = load_as<C>(ops.ptr[k + 1] + off[k + 1], ops.dtype[k + 1]);
-      if (ops.dtype[k + 1] != compute) v[k] = round_to(v[k], compute);
+      if (compute == kBool) {  // nonzero in the input's own type: 0.5 and NaN are true, as on the CPU
+        v[k] = C(load_as<bool>(ops.ptr[k + 1] + off[k + 1], ops.dtype[k + 1]));
+      } else {
+        v[k] = load_as<C>(ops.ptr[k + 1] + off[k + 1], ops.dtype[k + 1]);
+        if (ops.dtype[k + 1] != compute) v[k] = round_to(v[k], compute);
+      }
     }
     store_as(ops.ptr[0] + off[0], ops.dtype[0], apply<C, NIN>(f, v));
   }

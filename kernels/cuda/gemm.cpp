@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "cuda/launch.h"
+#include "rt/cuda.h"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -45,13 +46,19 @@ void* workspace_for(int device, cudaStream_t stream, size_t& bytes) {
     int major = 0;
     check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "gemm (compute capability)");
     const size_t size = major >= 9 ? size_t(32) << 20 : size_t(4) << 20;
-    const cudaError_t e = cudaMalloc(&w.first, size);
+    cudaError_t e = cudaMalloc(&w.first, size);
+    if (e == cudaErrorMemoryAllocation) {  // the caching allocator may hold the memory: return its free blocks, once
+      cudaGetLastError();
+      w.first = nullptr;
+      rt::cuda::empty_cache();
+      e = cudaMalloc(&w.first, size);
+    }
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       w.first = nullptr;
       throw OutOfMemoryError("cuda:" + std::to_string(device) + " out of memory: a matrix product on a new stream needs " +
-                             std::to_string(size >> 20) + " MiB of cuBLAS workspace for that stream; free tensors or "
-                             "call rt.cuda.empty_cache() to return cached blocks, or run it on a stream used before");
+                             std::to_string(size >> 20) + " MiB of cuBLAS workspace for that stream (cached blocks were already "
+                             "returned); free tensors, or run it on a stream used before");
     }
     check_cuda(e, "gemm (cuBLAS workspace for a stream)");
     w.second = size;

@@ -197,7 +197,11 @@ void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
     }
   if (params && !scratch && M > 0)
     throw ValueError("layer_norm_backward on CUDA: weight/bias grads need layer_norm_backward_scratch_bytes() of scratch");
-  if (M == 0) return;  // the engine zero-fills parameter grads of an empty input
+  if (M == 0) {  // an empty batch: the parameters' gradients are zero (the engine allocates them uninitialised)
+    for (const TensorArg* p : {&grad_weight, &grad_bias})
+      if (p->data) check_cuda(cudaMemsetAsync(p->data, 0, size_t(D) * element_size(p->dtype), stream), op);
+    return;
+  }
   visit_floating(x.dtype, op, [&]<typename T>() {
     using A = acc_t<T>;
     const double* mp = static_cast<const double*>(mean.data);

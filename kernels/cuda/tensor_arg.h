@@ -33,7 +33,9 @@ struct TensorArg {
     for (int i = 0; i < ndim; ++i) n *= sizes[i];
     return n;
   }
+  // As PyTorch: an empty tensor is contiguous whatever its strides (the engine's are of max(size, 1)).
   bool is_contiguous() const {
+    if (numel() == 0) return true;
     int64_t expected = 1;
     for (int i = ndim - 1; i >= 0; --i) {
       if (sizes[i] != 1 && strides[i] != expected) return false;

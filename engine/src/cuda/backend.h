@@ -12,7 +12,7 @@ namespace rt::cuda::detail {
 // tracking in dispatch, so errors of ops without a CUDA implementation can name the op.
 Allocator* device_allocator(int index);
 
-// dst = src for same-shaped tensors on any devices, at least one of them a CUDA device,
+// dst = src (broadcast to dst's shape, as copy_ allows) on any devices, at least one of them a CUDA device,
 // converting dtype. Returns once the copy is complete as far as the host can observe (copies
 // to the host are synchronous; device copies are ordered on the device's stream). With
 // non_blocking, a same-dtype copy from contiguous pinned memory to a contiguous GPU tensor is

@@ -12,8 +12,10 @@
 #include "cuda/backend.h"
 #include "cuda/device_state.h"
 #include "cuda/tensor_args.h"
+#include "rt/autograd/grad_mode.h"
 #include "rt/cuda.h"
 #include "rt/error.h"
+#include "rt/ops/view.h"
 
 namespace rt::cuda::detail {
 namespace {
@@ -42,8 +44,14 @@ void memcpy_bytes(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
 
 }  // namespace
 
-void copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
+void copy(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   if (dst.numel() == 0) return;
+  // copy_ broadcasts its source (x[1:3] = row, x.copy_(scalar)); every path below moves dst.nbytes().
+  Tensor src = src_in;
+  if (src.sizes() != dst.sizes()) {
+    NoGradGuard no_grad;
+    src = rt::expand(src, dst.sizes());
+  }
   const Device dd = dst.device(), sd = src.device();
   if (non_blocking && dd.is_cuda() && is_pinned(src) && src.dtype() == dst.dtype() && src.is_contiguous() &&
       dst.is_contiguous()) {

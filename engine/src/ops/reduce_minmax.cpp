@@ -91,7 +91,12 @@ std::pair<Tensor, Tensor> extreme_dim_cuda(const Tensor& t, int64_t dim, bool ke
   const int64_t d = plan.dims.empty() ? 0 : plan.dims[0];
   Tensor values = make_tensor(plan.out_shape, t.dtype(), t.device());
   Tensor indices = make_tensor(plan.out_shape, kInt64, t.device());
-  cuda::ops::reduce_with_indices(IsMax, values, indices, t, d);
+  Tensor in = t;
+  if (t.dim() == 0) {  // a 0-dim tensor reduces along its dim 0 as a 1-element row (the kernel needs that dim)
+    NoGradGuard no_grad;
+    in = t.reshape({1});
+  }
+  cuda::ops::reduce_with_indices(IsMax, values, indices, in, d);
   if (autograd::any_requires_grad(t))
     record(node, {t}, {values}, [si = SavedTensor(indices), kept = plan.kept_shape, sizes = t.sizes(), d](const TensorList& g) {
       Shape along(sizes.size(), 1);

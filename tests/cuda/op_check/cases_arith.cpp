@@ -74,6 +74,8 @@ void scalars(OpCheck& check) {
              .fn = one([](const TensorList& in, Device) { return in[0] * in[1]; })});
   check.run({.op = "add", .variant = "alpha=-0.5", .inputs = {randn_t({4, 3}), randn_t({3})}, .grad = {true, true},
              .fn = one([](const TensorList& in, Device) { return rt::add(in[0], in[1], -0.5); })});
+  check.run({.op = "add", .variant = "bool alpha=-1 (logical or)", .inputs = {mask_t({5, 4}, 0.5), mask_t({4}, 0.5)},
+             .tol = Tol::Exact, .fn = one([](const TensorList& in, Device) { return rt::add(in[0], in[1], -1); })});
   check.run({.op = "sub", .variant = "alpha=2", .inputs = {randn_t({4, 3}, kFloat16), randn_t({4, 1}, kFloat16)},
              .grad = {true, true}, .fn = one([](const TensorList& in, Device) { return rt::sub(in[0], in[1], 2); })});
 }

@@ -86,6 +86,12 @@ void add_conv_pool_cases(OpCheck& check) {
                  Tensor y = rt::batch_norm(in[0], rm, rv, in[1], in[2], true, 0.1, 1e-5);
                  return TensorList{y, rm, rv};
                }});
+  check.run({.op = "batch_norm", .variant = "training [8, 4, 32, 32] (8192 values per channel)",
+             .inputs = {randn_t({8, 4, 32, 32}) * 2 + 1, randn_t({4}), randn_t({4})}, .grad = {true, true, true},
+             .tol = Tol::Reduction, .fn = [](const TensorList& in, Device d) {
+               Tensor rm = rt::zeros({4}, TensorOptions().with_device(d)), rv = rt::ones({4}, TensorOptions().with_device(d));
+               return TensorList{rt::batch_norm(in[0], rm, rv, in[1], in[2], true, 0.1, 1e-5), rm, rv};
+             }});
   check.run({.op = "batch_norm", .variant = "training [N, C] no affine", .inputs = {randn_t({64, 7})}, .grad = {true},
              .tol = Tol::Reduction, .fn = [](const TensorList& in, Device d) {
                Tensor rm = rt::zeros({7}, TensorOptions().with_device(d)), rv = rt::ones({7}, TensorOptions().with_device(d));

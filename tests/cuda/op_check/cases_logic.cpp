@@ -43,6 +43,9 @@ void add_logic_cases(OpCheck& check) {
                .fn = one([f = op.fn](const TensorList& in, Device) { return f(in[0], in[1]); })});
     check.run({.op = op.name, .variant = "float32 int64", .inputs = {ties({5, 7}, kFloat32), ties({5, 7}, kInt64)},
                .tol = Tol::Exact, .fn = one([f = op.fn](const TensorList& in, Device) { return f(in[0], in[1]); })});
+    // Fractions and NaN are nonzero, so true (a float -> integer conversion first would make them false).
+    check.run({.op = op.name, .variant = "fractional and NaN floats", .inputs = {with_specials({40}) * 0.1, uniform_t({40}, -0.9, 0.9)},
+               .tol = Tol::Exact, .fn = one([f = op.fn](const TensorList& in, Device) { return f(in[0], in[1]); })});
   }
   check.run({.op = "logical_not", .inputs = {mask_t({5, 7}, 0.5)}, .tol = Tol::Exact,
              .fn = one([](const TensorList& in, Device) { return rt::logical_not(in[0]); })});

@@ -94,6 +94,15 @@ void transfers(OpCheck& check) {
                dst.copy_(in[0]);
                return dst;
              })});
+  // copy_ broadcasts its source, from any device to any device (Python's x[1:3] = row goes through it).
+  for (const char* from : {"host", "device"})
+    check.run({.op = "copy_", .variant = std::string(from) + " -> device row and 0-dim broadcast", .inputs = {randn_t({6}), randn_t({})},
+               .tol = Tol::Exact, .fn = one([host = std::string(from) == "host"](const TensorList& in, Device d) {
+                 Tensor dst = rt::zeros({4, 6}, TensorOptions(kFloat32).with_device(d));
+                 dst.slice(0, 1, 3).copy_(host ? in[0].cpu() : in[0]);
+                 dst.slice(0, 3, 4).copy_(host ? in[1].cpu() : in[1]);
+                 return dst;
+               })});
   check.run({.op = "item", .inputs = {randn_t({3})}, .tol = Tol::Reduction, .host_outputs = true,
              .fn = one([](const TensorList& in, Device) { return rt::scalar_tensor(in[0].sum().item<double>(), kFloat64); })});
 }

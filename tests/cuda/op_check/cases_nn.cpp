@@ -20,7 +20,9 @@ void softmaxes(OpCheck& check) {
       check.run({.op = name, .variant = "dim=-1", .inputs = {randn_t({4, 6, 10}, dt) * 3}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
       check.run({.op = name, .variant = "dim=1", .inputs = {randn_t({4, 6, 10}, dt) * 3}, .grad = {true}, .tol = Tol::Reduction, .fn = f(1)});
     }
-    check.run({.op = name, .variant = "dim=-1 long rows", .inputs = {randn_t({8, 5000}) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
+    for (ScalarType dt : {kFloat32, kFloat16, kBFloat16})
+      check.run({.op = name, .variant = "dim=-1 long rows " + std::string(dtype_name(dt)), .inputs = {randn_t({8, 5000}, dt) * 4},
+                 .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
     check.run({.op = name, .variant = "dim=0", .inputs = {randn_t({37, 3})}, .grad = {true}, .tol = Tol::Reduction, .fn = f(0)});
     check.run({.op = name, .variant = "dim=-1 large logits", .inputs = {randn_t({5, 9}) * 200}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
     check.run({.op = name, .variant = "dim=-1 -inf entries", .inputs = {randn_t({6, 6}), mask_t({6, 6}, 0.3)}, .grad = {true, false},
@@ -45,6 +47,12 @@ void layer_norms(OpCheck& check) {
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {5, 6}, in[1]); })});
   check.run({.op = "layer_norm", .variant = "bias only, eps=1e-3", .inputs = {randn_t({10, 16}), randn_t({16})}, .grad = {true, true},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {16}, {}, in[1], 1e-3); })});
+  check.run({.op = "layer_norm", .variant = "empty batch (parameter grads are zero)", .inputs = {randn_t({0, 8}), randn_t({8}), randn_t({8})},
+             .grad = {true, true, true}, .tol = Tol::Exact,
+             .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {8}, in[1], in[2]); })});
+  check.run({.op = "layer_norm", .variant = "wide rows bfloat16", .inputs = {randn_t({6, 4096}, kBFloat16), randn_t({4096}, kBFloat16)},
+             .grad = {true, true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1]); })});
   check.run({.op = "layer_norm", .variant = "wide rows", .inputs = {randn_t({6, 4096}), randn_t({4096}), randn_t({4096})}, .grad = {true, true, true},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1], in[2]); })});
   check.run({.op = "layer_norm", .variant = "many rows (weight grad reduction)", .inputs = {randn_t({3000, 24}), randn_t({24}), randn_t({24})},
@@ -60,6 +68,13 @@ void embeddings(OpCheck& check) {
                .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1], 3); })});
   }
   // Many repeats of few rows: the backward's scatter-add accumulates hundreds of rows into each.
+  // Rows that are not a multiple of 16 bytes (the narrower copy paths), and an empty sequence.
+  check.run({.op = "embedding", .variant = "D=3 float32", .inputs = {randn_t({9, 3}), randint_t(0, 9, {4, 5})}, .grad = {true, false},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
+  check.run({.op = "embedding", .variant = "D=5 float16", .inputs = {randn_t({9, 5}, kFloat16), randint_t(0, 9, {4, 5})},
+             .grad = {true, false}, .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
+  check.run({.op = "embedding", .variant = "empty sequence [4, 0]", .inputs = {randn_t({9, 8}), randint_t(0, 9, {4, 0})}, .tol = Tol::Exact,
+             .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
   check.run({.op = "embedding", .variant = "heavy repeats", .inputs = {randn_t({5, 64}), randint_t(0, 5, {2000})}, .grad = {true, false},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
   check.run({.op = "embedding", .variant = "0-dim index", .inputs = {randn_t({5, 4}), randint_t(0, 5, {})}, .grad = {true, false},
@@ -84,6 +99,9 @@ void losses(OpCheck& check) {
                .grad = {true, false, false}, .tol = Tol::Reduction,
                .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], in[2], -100, red, 0.2); })});
     check.run({.op = "cross_entropy", .variant = r + " [N,C,d1,d2]", .inputs = {randn_t({3, 5, 4, 2}), targets(5, {3, 4, 2}, -100)},
+               .grad = {true, false}, .tol = Tol::Reduction,
+               .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], {}, -100, red); })});
+    check.run({.op = "cross_entropy", .variant = r + " 3000 samples, 1500 classes", .inputs = {randn_t({3000, 1500}) * 2, randint_t(0, 1500, {3000})},
                .grad = {true, false}, .tol = Tol::Reduction,
                .fn = one([=](const TensorList& in, Device) { return rt::cross_entropy(in[0], in[1], {}, -100, red); })});
     check.run({.op = "nll_loss", .variant = r, .inputs = {randn_t({16, 10}), targets(10, {16}, -100)}, .grad = {true, false},

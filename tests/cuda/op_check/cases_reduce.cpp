@@ -119,6 +119,28 @@ void add_reduce_cases(OpCheck& check) {
              .fn = one([](const TensorList& in, Device) { return rt::sum(in[0]); })});
   check.run({.op = "sum", .variant = "large dims=[0]", .inputs = {randn_t({1025, 130})}, .grad = {true}, .tol = Tol::Reduction,
              .fn = one([](const TensorList& in, Device) { return rt::sum(in[0], {0}); })});
+  // Long enough to split across blocks (a second pass merges the partial results): columns, rows, Welford, arg.
+  for (ScalarType dt : {kFloat32, kFloat16})
+    check.run({.op = "sum", .variant = "split columns dims=[0] " + std::string(dtype_name(dt)), .inputs = {randn_t({4096, 64}, dt)},
+               .grad = {true}, .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::sum(in[0], {0}); })});
+  check.run({.op = "var", .variant = "split rows dims=[-1]", .inputs = {randn_t({2, 20000}) + 3}, .grad = {true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::var(in[0], {-1}); })});
+  check.run({.op = "argmax", .variant = "split rows dim=1", .inputs = {randn_t({3, 50000})}, .tol = Tol::Exact,
+             .fn = one([](const TensorList& in, Device) { return rt::argmax(in[0], 1); })});
+  check.run({.op = "max", .variant = "split rows values+indices", .inputs = {randn_t({3, 50000}, kBFloat16)}, .grad = {true},
+             .tol = Tol::Reduction, .fn = [](const TensorList& in, Device) {
+               auto [values, indices] = rt::max(in[0], 1);
+               return TensorList{values, indices};
+             }});
+  // Empty tensors: a zero-sized inner dim is contiguous (its strides are arbitrary), and a 0-dim
+  // tensor reduces along its dim 0.
+  check.run({.op = "sum", .variant = "empty inner dim [2, 0, 3] dims=[-1]", .inputs = {randn_t({2, 0, 3})}, .tol = Tol::Exact,
+             .fn = one([](const TensorList& in, Device) { return rt::sum(in[0], {-1}); })});
+  check.run({.op = "max", .variant = "0-dim along dim 0", .inputs = {randn_t({})}, .grad = {true}, .tol = Tol::Exact,
+             .fn = [](const TensorList& in, Device) {
+               auto [values, indices] = rt::max(in[0], 0);
+               return TensorList{values, indices};
+             }});
   check.run({.op = "mean", .variant = "large dims=[-1] float16", .inputs = {randn_t({70, 5000}, kFloat16)}, .grad = {true},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::mean(in[0], {-1}); })});
   check.run({.op = "sum", .variant = "transposed dims=[1]", .inputs = {randn_t({40, 30})}, .grad = {true}, .tol = Tol::Reduction,
