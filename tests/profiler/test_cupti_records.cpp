@@ -38,10 +38,18 @@ Record zeroed(CUpti_ActivityKind kind) {
   r.kind = kind;
   return r;
 }
+// A record of a finished activity (CUPTI sets its times; 1 ms on its clock), the rest zero.
+template <typename Record>
+Record timed(CUpti_ActivityKind kind) {
+  Record r = zeroed<Record>(kind);
+  r.start = 1'000'000;
+  r.end = 1'000'001;
+  return r;
+}
 }  // namespace
 
 TEST_CASE("kernel records convert with steady-clock times, launch config and demangled name") {
-  auto k = zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  auto k = timed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   k.start = 1'000'500;
   k.end = 1'002'500;
   k.deviceId = 1;
@@ -71,12 +79,27 @@ TEST_CASE("kernel records convert with steady-clock times, launch config and dem
   CHECK(strings.at(out.name) == "add_kernel(float const*, float const*, float*, int)");
 }
 
+TEST_CASE("a record flushed before its activity finished (times unset) is dropped") {
+  StringTable strings;
+  cupti::ExternalLinks links;
+  GpuActivityRecord out;
+  auto k = zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  k.name = "pending";
+  CHECK_FALSE(cupti::convert_activity(as_activity(k), context(), strings, out, links));
+  k.start = 1'000'500;  // started, end not yet written
+  CHECK_FALSE(cupti::convert_activity(as_activity(k), context(), strings, out, links));
+  auto m = zeroed<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+  CHECK_FALSE(cupti::convert_activity(as_activity(m), context(), strings, out, links));
+  m.start = 1'000'000, m.end = 1'000'100;
+  CHECK(cupti::convert_activity(as_activity(m), context(), strings, out, links));
+}
+
 TEST_CASE("memcpy, memset, API and synchronization records convert") {
   StringTable strings;
   cupti::ExternalLinks links;
   GpuActivityRecord out;
 
-  auto m = zeroed<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+  auto m = timed<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
   m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
   m.bytes = 4096;
   m.start = 1'000'000;
@@ -91,7 +114,7 @@ TEST_CASE("memcpy, memset, API and synchronization records convert") {
   CHECK(out.stream == 3);
   CHECK(out.end_ns - out.start_ns == 100);
 
-  auto s = zeroed<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
+  auto s = timed<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
   s.bytes = 512;
   s.correlationId = 6;
   REQUIRE(cupti::convert_activity(as_activity(s), context(), strings, out, links));
@@ -99,7 +122,7 @@ TEST_CASE("memcpy, memset, API and synchronization records convert") {
   CHECK(strings.at(out.name) == "Memset");
   CHECK(out.bytes == 512);
 
-  auto api = zeroed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
+  auto api = timed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
   api.cbid = 211;
   api.threadId = 4321;
   api.correlationId = 42;
@@ -110,13 +133,13 @@ TEST_CASE("memcpy, memset, API and synchronization records convert") {
   CHECK(strings.at(out.name) == "cudaLaunchKernel");
   CHECK(out.thread == 4321);
 
-  auto drv = zeroed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_DRIVER);
+  auto drv = timed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_DRIVER);
   drv.cbid = 9999;
   REQUIRE(cupti::convert_activity(as_activity(drv), context(), strings, out, links));
   CHECK(out.kind == GpuActivityKind::Driver);
   CHECK(strings.at(out.name) == "CUDA driver API 9999");
 
-  auto sync = zeroed<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  auto sync = timed<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   sync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
   sync.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
   REQUIRE(cupti::convert_activity(as_activity(sync), context(), strings, out, links));
@@ -124,7 +147,7 @@ TEST_CASE("memcpy, memset, API and synchronization records convert") {
   CHECK(strings.at(out.name) == "cudaStreamSynchronize");
   CHECK(out.stream == -1);
 
-  auto other = zeroed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_NAME);
+  auto other = timed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_NAME);
   CHECK_FALSE(cupti::convert_activity(as_activity(other), context(), strings, out, links));
 }
 
@@ -134,17 +157,17 @@ TEST_CASE("external correlation records link kernels and API calls to the op tha
   GpuActivityRecord out;
   std::vector<GpuActivityRecord> records;
 
-  auto k = zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  auto k = timed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   k.correlationId = 42;
   k.name = "relu_kernel";
   REQUIRE(cupti::convert_activity(as_activity(k), context(), strings, out, links));
   records.push_back(out);
-  auto api = zeroed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
+  auto api = timed<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
   api.correlationId = 42;
   api.threadId = 4321;
   REQUIRE(cupti::convert_activity(as_activity(api), context(), strings, out, links));
   records.push_back(out);
-  auto unlinked = zeroed<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
+  auto unlinked = timed<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
   unlinked.correlationId = 43;
   REQUIRE(cupti::convert_activity(as_activity(unlinked), context(), strings, out, links));
   records.push_back(out);

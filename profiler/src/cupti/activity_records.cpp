@@ -29,9 +29,13 @@ const char* sync_name(CUpti_ActivitySynchronizationType type) {
   }
 }
 
-void times(GpuActivityRecord& out, const ConversionContext& c, uint64_t start, uint64_t end) {
+// False for a record CUPTI handed over before the activity finished (a forced flush with GPU work
+// still queued leaves start/end at 0): it has no place on the timeline.
+bool times(GpuActivityRecord& out, const ConversionContext& c, uint64_t start, uint64_t end) {
+  if (start == 0 || end < start) return false;
   out.start_ns = c.clock.to_steady(start);
   out.end_ns = c.clock.to_steady(end);
+  return true;
 }
 
 }  // namespace
@@ -60,7 +64,7 @@ bool convert_activity(const CUpti_Activity& record, const ConversionContext& c, 
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto& k = reinterpret_cast<const CUpti_ActivityKernel10&>(record);
       out.kind = GpuActivityKind::Kernel;
-      times(out, c, k.start, k.end);
+      if (!times(out, c, k.start, k.end)) return false;
       out.device = int32_t(k.deviceId);
       out.stream = int32_t(k.streamId);
       out.name = strings.intern(demangle(k.name));
@@ -74,7 +78,7 @@ bool convert_activity(const CUpti_Activity& record, const ConversionContext& c, 
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
       out.kind = GpuActivityKind::Memcpy;
-      times(out, c, m.start, m.end);
+      if (!times(out, c, m.start, m.end)) return false;
       out.device = int32_t(m.deviceId);
       out.stream = int32_t(m.streamId);
       out.name = strings.intern(memcpy_name(m.copyKind));
@@ -86,7 +90,7 @@ bool convert_activity(const CUpti_Activity& record, const ConversionContext& c, 
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemset4&>(record);
       out.kind = GpuActivityKind::Memset;
-      times(out, c, m.start, m.end);
+      if (!times(out, c, m.start, m.end)) return false;
       out.device = int32_t(m.deviceId);
       out.stream = int32_t(m.streamId);
       out.name = strings.intern("Memset");
@@ -99,7 +103,7 @@ bool convert_activity(const CUpti_Activity& record, const ConversionContext& c, 
       const auto& a = reinterpret_cast<const CUpti_ActivityAPI&>(record);
       const bool runtime = record.kind == CUPTI_ACTIVITY_KIND_RUNTIME;
       out.kind = runtime ? GpuActivityKind::Runtime : GpuActivityKind::Driver;
-      times(out, c, a.start, a.end);
+      if (!times(out, c, a.start, a.end)) return false;
       out.device = -1;
       out.stream = -1;
       out.thread = a.threadId;
@@ -112,7 +116,7 @@ bool convert_activity(const CUpti_Activity& record, const ConversionContext& c, 
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       const auto& s = reinterpret_cast<const CUpti_ActivitySynchronization2&>(record);
       out.kind = GpuActivityKind::Synchronization;
-      times(out, c, s.start, s.end);
+      if (!times(out, c, s.start, s.end)) return false;
       out.device = -1;
       out.stream = s.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : int32_t(s.streamId);
       out.name = strings.intern(sync_name(s.type));

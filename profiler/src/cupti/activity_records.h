@@ -33,7 +33,8 @@ using ExternalLinks = std::unordered_map<uint64_t, uint64_t>;
 
 // Converts one record. Returns true and fills `out` for kernels, memcpy, memset, runtime and
 // driver API calls and synchronisation; records an EXTERNAL_CORRELATION record into `links`
-// and returns false; returns false for every other kind. API records keep the calling
+// and returns false; returns false for every other kind, and for a record whose times are unset
+// (the activity had not finished when the buffer was flushed). API records keep the calling
 // thread's OS id in `out.thread` until map_api_threads().
 bool convert_activity(const CUpti_Activity& record, const ConversionContext& context, StringTable& strings,
                       GpuActivityRecord& out, ExternalLinks& links);

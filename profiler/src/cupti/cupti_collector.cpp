@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cupti/activity_records.h"
+#include "rt/cuda.h"
 #include "rt/dispatch.h"
 
 namespace rt::prof {
@@ -46,7 +47,7 @@ struct Sink {
   cupti::ExternalLinks links;
   uint64_t dropped = 0;
 };
-std::mutex g_sink_mu;  // guards g_sink itself (set at start, cleared after finalize)
+std::mutex g_sink_mu;  // guards g_sink itself (set at start, cleared at stop)
 Sink* g_sink = nullptr;
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -72,6 +73,19 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
 
 void disable_all() {
   for (auto kind : kKinds) cuptiActivityDisable(kind);
+}
+
+// Waits for the queued work of every device the engine has used (one it never used has no
+// context, and making one costs memory). Errors are ignored: a kernel's error surfaces at the
+// engine's next call anyway.
+void synchronize_devices() {
+  const int devices = rt::cuda::device_count();
+  for (int d = 0; d < devices; ++d) {
+    try {
+      if (rt::cuda::memory_reserved(d) > 0) rt::cuda::synchronize(d);
+    } catch (const std::exception&) {
+    }
+  }
 }
 
 }  // namespace
@@ -116,7 +130,11 @@ void CuptiCollector::start() {
     std::lock_guard<std::mutex> guard(g_sink_mu);
     g_sink = nullptr;
   };
-  CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  // Registered once per process: stop() leaves CUPTI initialised (see there).
+  static const CUptiResult registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  CUptiResult r = registered;
+  // API records carry gettid() ids, as ThreadRecord::os_tid (the default is pthread_self()).
+  if (r == CUPTI_SUCCESS) r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   for (size_t i = 0; r == CUPTI_SUCCESS && i < std::size(kKinds); ++i) r = cuptiActivityEnable(kKinds[i]);
   if (r != CUPTI_SUCCESS) {
     disable_all();
@@ -139,11 +157,15 @@ void CuptiCollector::start() {
 void CuptiCollector::stop(SessionData& out) {
   if (!state_->running) throw rt::Error("CuptiCollector::stop: the collector is not running; call start() first");
   state_->running = false;
+  // CUPTI completes a record once its activity has finished: wait for the work queued on every
+  // device, or a forced flush hands over records without times (convert_activity drops those).
+  synchronize_devices();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   disable_all();
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) state_->sink.dropped += dropped;
-  cuptiFinalize();
+  // No cuptiFinalize(): called from here it can crash inside CUPTI (Kineto saw a SIGSEGV in
+  // cuptiActivityFlushAll after it); with every activity kind disabled CUPTI records nothing more.
   {
     std::lock_guard<std::mutex> guard(g_sink_mu);
     g_sink = nullptr;
