@@ -185,6 +185,90 @@ def test_cuda_amp_spellings_are_deprecated_aliases():
         GradScaler(enabled=False)
     assert sum(issubclass(w.category, FutureWarning) for w in caught) == 2
     assert issubclass(autocast, rt.amp.autocast) and issubclass(GradScaler, rt.amp.GradScaler)
+    from rustytorch.cuda.amp import custom_bwd, custom_fwd
+    with pytest.warns(FutureWarning, match="custom_fwd"):
+        custom_fwd(lambda ctx, x: x)
+    with pytest.warns(FutureWarning, match="custom_bwd"):
+        custom_bwd(lambda ctx, g: g)
+
+
+def make_matmul_function(seen, **fwd_options):
+    """A custom matmul whose forward and backward record the dtypes their products ran in."""
+    class MatMul(rt.autograd.Function):
+        @staticmethod
+        @rt.amp.custom_fwd(device_type="cpu", **fwd_options)
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            out = a @ b
+            seen["forward"] = (a.dtype, b.dtype, out.dtype)
+            return out
+
+        @staticmethod
+        @rt.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            grad_a = grad @ b.t()
+            seen["backward"] = grad_a.dtype
+            return grad_a, a.t() @ grad
+
+    return MatMul
+
+
+def test_custom_fwd_runs_forward_in_the_region_and_custom_bwd_restores_it_in_backward():
+    seen = {}
+    a = rt.randn(4, 8, requires_grad=True)
+    b = rt.randn(8, 3, requires_grad=True)
+    with rt.autocast("cpu"):
+        out = make_matmul_function(seen).apply(a, b)
+    assert seen["forward"] == (rt.float32, rt.float32, rt.bfloat16)
+    out.float().sum().backward()  # outside the region: custom_bwd reopens it for backward
+    assert seen["backward"] == rt.bfloat16
+    assert a.grad.dtype == rt.float32 and b.grad.dtype == rt.float32
+    seen.clear()
+    out = make_matmul_function(seen).apply(a, b)  # no region: float32 throughout
+    out.sum().backward()
+    assert seen == {"forward": (rt.float32, rt.float32, rt.float32), "backward": rt.float32}
+
+
+def test_custom_fwd_cast_inputs_casts_arguments_and_switches_autocast_off():
+    seen = {}
+    a = rt.randn(4, 8, requires_grad=True)
+    b = rt.randn(8, 3, requires_grad=True)
+    with rt.autocast("cpu"):
+        out = make_matmul_function(seen, cast_inputs=rt.float32).apply(a.bfloat16(), b.bfloat16())
+    assert seen["forward"] == (rt.float32, rt.float32, rt.float32)
+    out.sum().backward()
+    assert seen["backward"] == rt.float32  # the forward ran without autocast, so does backward
+    assert a.grad.dtype == rt.float32 and a.grad.shape == (4, 8)
+    with pytest.raises(ValueError, match="expected `device_type` of type `str`"):
+        rt.amp.custom_fwd(device_type=None)
+    with pytest.raises(TypeError):
+        rt.amp.custom_fwd(lambda ctx, x: x)  # device_type is required, as in torch
+
+
+def test_a_custom_backward_autocasts_when_backward_is_called_inside_a_region():
+    seen = {}
+
+    class Plain(rt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(b)
+            return a @ b
+
+        @staticmethod
+        def backward(ctx, grad):
+            (b,) = ctx.saved_tensors
+            grad_a = grad @ b.t()
+            seen["backward"] = grad_a.dtype
+            return grad_a, None
+
+    a = rt.randn(2, 4, requires_grad=True)
+    b = rt.randn(4, 3)
+    Plain.apply(a, b).sum().backward()
+    assert seen["backward"] == rt.float32
+    with rt.autocast("cpu"):  # torch runs backward under the caller's autocast state; so do custom functions
+        Plain.apply(a, b).sum().backward()
+    assert seen["backward"] == rt.bfloat16 and a.grad.dtype == rt.float32
 
 
 def make_models(seed=0):

@@ -425,6 +425,34 @@ def test_cuda_float16_training_with_grad_scaler():
     close(first, before, 0)
 
 
+@needs_gpu
+def test_cuda_custom_function_with_custom_fwd_and_custom_bwd():
+    seen = {}
+
+    class MatMul(rt.autograd.Function):
+        @staticmethod
+        @rt.amp.custom_fwd(device_type="cuda", cast_inputs=rt.float32)
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            seen["forward"] = (a.dtype, (a @ b).dtype)
+            return a @ b
+
+        @staticmethod
+        @rt.amp.custom_bwd(device_type="cuda")
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            return grad @ b.t(), a.t() @ grad
+
+    a = rt.randn(4, 8, device="cuda", requires_grad=True)
+    b = rt.randn(8, 3, device="cuda", requires_grad=True)
+    with rt.autocast("cuda"):
+        out = MatMul.apply(a.half(), b)
+    assert seen["forward"] == (rt.float32, rt.float32) and out.dtype == rt.float32 and out.is_cuda
+    out.sum().backward()
+    assert a.grad.dtype == rt.float32 and a.grad.is_cuda
+    close(a.grad, rt.ones(4, 3, device="cuda") @ b.detach().t(), 1e-2)  # through a float16 cast
+
+
 # ---- indexing on a GPU: x[idx], x[mask], x[idx] = v, gather/scatter_add/index_select ----------
 INDEXES = [
     lambda x: [4, 0, 2, 2],

@@ -12,6 +12,7 @@
 #include "rt/allocator.h"
 #include "rt/amp/autocast.h"
 #include "rt/amp/grad_scaling.h"
+#include "rt/autograd/custom_function.h"
 #include "rt/autograd/engine.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"

@@ -1,13 +1,17 @@
-"""rt.cuda.amp: torch.cuda.amp's deprecated spellings of rt.amp.autocast("cuda") and rt.amp.GradScaler("cuda").
+"""rt.cuda.amp: torch.cuda.amp's deprecated spellings of rt.amp.autocast("cuda"), rt.amp.GradScaler("cuda")
+and rt.amp.custom_fwd/custom_bwd(device_type="cuda").
 
-`from rustytorch.cuda.amp import autocast, GradScaler` keeps working; each warns, as torch does.
+`from rustytorch.cuda.amp import autocast, GradScaler, custom_fwd, custom_bwd` keeps working; each warns,
+as torch does.
 """
 import warnings
 
 from .amp.autocast_mode import autocast as _autocast
+from .amp.autocast_mode import custom_bwd as _custom_bwd
+from .amp.autocast_mode import custom_fwd as _custom_fwd
 from .amp.grad_scaler import GradScaler as _GradScaler
 
-__all__ = ["autocast", "GradScaler"]
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
 class autocast(_autocast):
@@ -22,3 +26,15 @@ class GradScaler(_GradScaler):
         warnings.warn("`rt.cuda.amp.GradScaler(args...)` is deprecated. Please use `rt.amp.GradScaler('cuda', "
                       "args...)` instead.", FutureWarning, stacklevel=2)
         super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+
+def custom_fwd(fwd=None, *, cast_inputs=None):
+    warnings.warn("`rt.cuda.amp.custom_fwd(args...)` is deprecated. Please use `rt.amp.custom_fwd(args..., "
+                  "device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+    return _custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd=None):
+    warnings.warn("`rt.cuda.amp.custom_bwd(args...)` is deprecated. Please use `rt.amp.custom_bwd(args..., "
+                  "device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+    return _custom_bwd(bwd, device_type="cuda")

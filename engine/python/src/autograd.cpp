@@ -3,6 +3,8 @@
 // while the GIL is released (backward runs without it), so every touch takes the GIL.
 #include <fmt/format.h>
 
+#include "rt/autograd/custom_function.h"
+
 #include "bind.h"
 
 namespace rtpy {
@@ -67,6 +69,39 @@ void bind_autograd(py::module_& m) {
       },
       py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(), py::arg("retain_graph") = false,
       py::arg("create_graph") = false, py::arg("allow_unused") = false);
+
+  // rt.autograd.Function's node (function.py): `backward` takes one gradient per output (None where
+  // there is none and materialize_grads is off) and returns one Tensor or None per input.
+  m.def(
+      "_record_custom_function",
+      [](std::string name, py::handle inputs, py::handle outputs, py::function backward, bool materialize_grads,
+         std::string forward_name) {
+        rt::TensorList ins = tensors_arg(inputs, "_record_custom_function"),
+                       outs = tensors_arg(outputs, "_record_custom_function");
+        auto fn = share(std::move(backward));
+        const size_t n_inputs = ins.size();
+        auto body = [fn, n_inputs, name](const rt::TensorList& grads) -> rt::TensorList {
+          py::gil_scoped_acquire gil;
+          py::tuple args(grads.size());
+          for (size_t i = 0; i < grads.size(); ++i) args[i] = wrap(grads[i]);
+          py::object r = (*fn)(*args);
+          rt::TensorList out = tensors_arg(r, name.c_str());
+          if (out.size() != n_inputs)
+            throw rt::AutogradError(fmt::format("{} returned {} gradients; expected {}", name, out.size(), n_inputs));
+          return out;
+        };
+        return std::static_pointer_cast<rt::autograd::Node>(rt::autograd::record_custom_function(
+            std::move(name), ins, outs, std::move(body), {materialize_grads, std::move(forward_name)}));
+      },
+      py::arg("name"), py::arg("inputs"), py::arg("outputs"), py::arg("backward"), py::arg("materialize_grads"),
+      py::arg("forward_name"));
+
+  // A tensor saved for backward: unpack() raises if it was modified in place since (Note [Saved
+  // tensor versions]) and names the running node.
+  py::class_<rt::autograd::SavedTensor>(m, "_SavedTensor")
+      .def(py::init([](py::handle t) { return rt::autograd::SavedTensor(t.is_none() ? rt::Tensor() : unwrap(t)); }),
+           py::arg("tensor"))
+      .def("unpack", [](const rt::autograd::SavedTensor& s) { return wrap(s.unpack()); });
 
   TensorClass cls = tensor_class(m);
   cls.def(

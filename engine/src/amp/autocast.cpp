@@ -2,7 +2,8 @@
 // Autocast is per thread and per device type (CPU, CUDA), as in torch. An eligible op starts
 // with an AutocastCall (autocast_policy.h); it casts when all of these hold:
 //  - autocast is enabled on this thread for the device type of the op's first defined input,
-//    and not excluded (AutocastExcludedGuard: the backward pass, explicit dtype= arguments);
+//    and not excluded (AutocastExcludedGuard: the backward pass, explicit dtype= arguments;
+//    a custom function's backward lifts the backward pass's exclusion: it is user code);
 //  - the op was called from user code: rt::detail::op_depth() is 0. Ops that other ops call
 //    internally keep the dtypes their caller chose. In torch an op with an autocast rule shields
 //    its internals the same way; a composite op without one decomposes into ops that autocast
@@ -30,7 +31,9 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
+#include "autocast_exclusion.h"
 #include "autocast_policy.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"
@@ -154,6 +157,9 @@ AutocastGuard::~AutocastGuard() {
 
 AutocastExcludedGuard::AutocastExcludedGuard() { ++state().excluded; }
 AutocastExcludedGuard::~AutocastExcludedGuard() { --state().excluded; }
+
+detail::AutocastExclusionLift::AutocastExclusionLift() : saved_(std::exchange(state().excluded, 0)) {}
+detail::AutocastExclusionLift::~AutocastExclusionLift() { state().excluded = saved_; }
 
 namespace detail {
 

@@ -12,6 +12,7 @@
 #include "autograd_meta.h"
 #include "backward_streams.h"
 #include "rt/amp/autocast.h"
+#include "rt/autograd/custom_function.h"
 #include "rt/dispatch.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -63,6 +64,13 @@ Tensor validate(const Node& producer, size_t index, Tensor g, const OutputMeta& 
   }
   if (g.dtype() != expected.dtype && is_floating(expected.dtype)) g = rt::to_dtype(g, expected.dtype);
   return g;
+}
+
+// Nodes get zeros for outputs that received no gradient, except custom functions that asked for
+// undefined ones (ctx.set_materialize_grads(False)).
+bool materializes_grads(const Node& node) {
+  const auto* custom = dynamic_cast<const CustomFunctionNode*>(&node);
+  return !custom || custom->materialize_grads();
 }
 
 void add_into(TensorList& buffer, size_t slot, Tensor g) {
@@ -144,7 +152,7 @@ TensorList run_backward(const std::vector<Edge>& root_edges, const TensorList& r
       TensorList outs;
       if (!(capturing && is_accumulate)) {
         streams.enter(*node);
-        if (!is_accumulate)
+        if (!is_accumulate && materializes_grads(*node))
           for (size_t i = 0; i < grads.size(); ++i)
             if (!grads[i].defined()) {
               const auto& m = node->output_meta()[i];

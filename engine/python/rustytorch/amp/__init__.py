@@ -14,7 +14,7 @@
 bfloat16 has float32's range, so `rt.autocast("cuda", dtype=rt.bfloat16)` (or "cpu", whose default
 is bfloat16) needs no GradScaler. Which ops cast is listed in engine/include/rt/amp/autocast.h.
 """
-from .autocast_mode import autocast, is_autocast_available
+from .autocast_mode import autocast, custom_bwd, custom_fwd, is_autocast_available
 from .grad_scaler import GradScaler
 
-__all__ = ["autocast", "is_autocast_available", "GradScaler"]
+__all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd", "GradScaler"]

@@ -5,7 +5,7 @@ import warnings
 import rustytorch as rt
 from rustytorch import _C
 
-__all__ = ["autocast", "is_autocast_available"]
+__all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 # torch's message for ops it refuses to autocast on CUDA.
 _BCE_UNSAFE = ("torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
@@ -124,3 +124,79 @@ def _float32_rule(on_cpu=True, cuda_error=None):
         return run
 
     return wrap
+
+
+def _cast(value, device_type, dtype):
+    """value with its floating tensors on device_type (not float64) cast to dtype, through lists,
+    tuples and dicts (torch.amp's _cast)."""
+    if isinstance(value, rt.Tensor):
+        if value.is_floating_point() and value.device.type == device_type and value.dtype != rt.float64:
+            return value.to(dtype)
+        return value
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, dict):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    return value
+
+
+def _check_device_type(device_type, who):
+    if not isinstance(device_type, str):
+        raise ValueError(f"{who}: expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if device_type not in _DEVICE_TYPES:
+        raise ValueError(f"{who}: device_type '{device_type}' is not supported; rustytorch autocasts on 'cuda' and 'cpu'")
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorates the forward of a custom rt.autograd.Function for autocast regions (torch.amp.custom_fwd).
+
+        class MyMM(rt.autograd.Function):
+            @staticmethod
+            @rt.amp.custom_fwd(device_type="cuda", cast_inputs=rt.float32)
+            def forward(ctx, a, b): ...          # in a region: a and b come in float32, autocast off inside
+            @staticmethod
+            @rt.amp.custom_bwd(device_type="cuda")
+            def backward(ctx, grad): ...         # autocast as it was in forward
+
+    cast_inputs=None: forward runs under the region as it is (its ops autocast); a dtype: inside an
+    enabled region the floating tensor arguments on device_type are cast to it and forward runs with
+    autocast off; outside a region forward runs unchanged."""
+    _check_device_type(device_type, "custom_fwd")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = _C.get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = _C.is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if _C.is_autocast_enabled(device_type):
+            with autocast(device_type, enabled=False):
+                return fwd(ctx, *_cast(args[1:], device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs))
+        return fwd(*args, **kwargs)
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorates the backward of a custom rt.autograd.Function whose forward has custom_fwd: backward runs
+    with autocast as forward had it (enabled or not, same dtype), as torch.amp.custom_bwd."""
+    _check_device_type(device_type, "custom_bwd")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        if not hasattr(ctx, "_fwd_used_autocast"):
+            raise RuntimeError(f"custom_bwd: the forward of this function has no custom_fwd(device_type="
+                               f"'{device_type}') decorator; add it, or remove custom_bwd")
+        with autocast(device_type, dtype=ctx._dtype, enabled=ctx._fwd_used_autocast):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd

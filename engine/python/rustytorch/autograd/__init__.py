@@ -1,8 +1,9 @@
-"""rustytorch.autograd: grad, backward, anomaly detection (torch.autograd's API)."""
+"""rustytorch.autograd: grad, backward, custom functions, anomaly detection (torch.autograd's API)."""
 from .. import _C
 from .._grad_mode import enable_grad, no_grad, set_grad_enabled
+from .function import Function, FunctionCtx, once_differentiable
 
-__all__ = ["grad", "backward", "set_detect_anomaly", "detect_anomaly", "no_grad", "enable_grad",
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "grad", "backward", "set_detect_anomaly", "detect_anomaly", "no_grad", "enable_grad",
            "set_grad_enabled", "is_anomaly_enabled"]
 
 is_anomaly_enabled = _C.is_anomaly_enabled

@@ -1,0 +1,233 @@
+"""rt.autograd.Function: an op whose forward and backward are your own code (torch.autograd.Function).
+
+    class Exp(rt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_y):
+            y, = ctx.saved_tensors
+            return grad_y * y               # one gradient per forward input (None for non-tensors)
+
+    y = Exp.apply(x)                        # y.grad_fn.name() == "ExpBackward"
+
+forward runs with grad mode off; its outputs get one backward node, "<Class>Backward", whose
+edges are the forward's tensor inputs. The ctx methods are torch's: save_for_backward and
+saved_tensors (checked against in-place modification), needs_input_grad, mark_dirty (an input
+modified in place and returned), mark_non_differentiable, set_materialize_grads. forward may also
+take no ctx when the class defines setup_context(ctx, inputs, output). Differences from torch:
+backward is never differentiated again (create_graph is not supported, so once_differentiable is
+what every backward is), saved tensors come back as detached aliases, and there is no jvp/vmap.
+"""
+import functools
+import inspect
+
+import rustytorch as rt
+from .. import _C
+from .._grad_mode import no_grad
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+_P = _C._profiler
+
+
+class FunctionCtx:
+    """What forward and backward share: the `ctx` argument."""
+
+    def save_for_backward(self, *tensors):
+        """Keeps tensors (or None) for backward; read them back with ctx.saved_tensors there. Only
+        inputs, outputs and tensors made in forward may be saved this way; anything else, keep as an
+        attribute of ctx."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, _C.Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        saved = getattr(self, "_saved", None)
+        if saved is None:
+            if getattr(self, "_to_save", None) is not None:
+                raise RuntimeError("saved_tensors can be read in backward (or after forward returned), not in "
+                                   "forward: use the tensors themselves there")
+            return ()
+        return tuple(None if s is None else s.unpack() for s in saved)
+
+    def mark_dirty(self, *tensors):
+        """Declares inputs that forward modified in place (and returns): their history moves to this node."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Declares outputs that get no gradient (indices, masks): they do not require grad, and backward
+        receives zeros (or None, see set_materialize_grads) for them."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """True (the default): backward receives zeros for outputs that got no gradient. False: None."""
+        self._materialize_grads = bool(value)
+
+
+def _is_tensor(x):
+    return isinstance(x, _C.Tensor)
+
+
+def _contains(objs, x):
+    return any(o is x for o in objs)
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_name = name + "Backward"
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class of custom autograd ops: define forward and backward as staticmethods, call apply."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+                           "autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @staticmethod
+    def forward(*args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def vjp(cls, ctx, *grad_outputs):
+        return cls.backward(ctx, *grad_outputs)
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        uses_setup_context = cls.setup_context is not Function.setup_context
+        if uses_setup_context and kwargs:  # as torch: keyword arguments become positional inputs
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, {}
+        ctx = FunctionCtx()
+        tensor_inputs = [a for a in args if _is_tensor(a)]
+        record = _C.is_grad_enabled() and any(t.requires_grad for t in tensor_inputs)
+        ctx.needs_input_grad = tuple(record and _is_tensor(a) and a.requires_grad for a in args)
+        ctx._materialize_grads = True
+        span = _P.OpenRange(cls.__name__) if _P.profiling_active() else None
+        try:
+            with no_grad():
+                if uses_setup_context:
+                    output = cls.forward(*args, **kwargs)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+            if uses_setup_context:
+                cls.setup_context(ctx, args, output)
+        finally:
+            if span is not None:
+                span.close()
+        if not record:
+            return output
+        return cls._record(ctx, args, tensor_inputs, output)
+
+    @classmethod
+    def _record(cls, ctx, args, tensor_inputs, output):
+        is_tuple = isinstance(output, tuple)
+        outputs = list(output) if is_tuple else [output]
+        dirty = getattr(ctx, "_dirty", ())
+        non_diff = getattr(ctx, "_non_differentiable", ())
+        for t in dirty:
+            if not _contains(tensor_inputs, t):
+                raise RuntimeError(f"{cls.__name__}: mark_dirty was given a tensor that is not an input of forward")
+            if not _contains(outputs, t):
+                raise RuntimeError(f"{cls.__name__}: Some elements marked as dirty weren't returned as outputs; return "
+                                   "each input you modified in place")
+        originals = list(outputs)
+        with no_grad():
+            for i, o in enumerate(outputs):
+                # An input returned unchanged becomes a new tensor (a view of it), so that the input keeps
+                # its own history; one modified in place (mark_dirty) is the output itself, rebased.
+                if _is_tensor(o) and _contains(tensor_inputs, o) and not _contains(dirty, o):
+                    outputs[i] = o.view_as(o)
+        differentiable = [i for i, o in enumerate(outputs)
+                          if _is_tensor(o) and not _contains(non_diff, originals[i])]
+        metas = [(o.shape, o.dtype, o.device) if _is_tensor(o) else None for o in outputs]
+        n_outputs = len(outputs)
+        backward_name = cls._backward_name
+        materialize = ctx._materialize_grads
+        arg_is_tensor = [_is_tensor(a) for a in args]
+
+        def run_backward(*grads):
+            full = [None] * n_outputs
+            for slot, g in zip(differentiable, grads):
+                full[slot] = g
+            if materialize:
+                for slot in range(n_outputs):
+                    if full[slot] is None and metas[slot] is not None:
+                        shape, dtype, device = metas[slot]
+                        full[slot] = rt.zeros(shape, dtype=dtype, device=device)
+            result = cls.backward(ctx, *full)
+            return _tensor_input_grads(backward_name, result, arg_is_tensor)
+
+        _C._record_custom_function(backward_name, tensor_inputs, [outputs[i] for i in differentiable],
+                                   run_backward, materialize, cls.__name__)
+        # Saved after the node exists: an output is saved as a detached alias, so that ctx (held by the
+        # node) does not hold the node through the output's grad_fn.
+        to_save = getattr(ctx, "_to_save", None)
+        if to_save is not None:
+            saved = []
+            for t in to_save:
+                for i, o in enumerate(originals):
+                    if t is o:
+                        t = outputs[i]
+                saved.append(None if t is None else _C._SavedTensor(t))
+            ctx._saved = saved
+            ctx._to_save = None
+        return tuple(outputs) if is_tuple else outputs[0]
+
+
+def _tensor_input_grads(backward_name, result, arg_is_tensor):
+    """backward's result (one gradient per forward argument) -> one per tensor argument, checked as torch."""
+    grads = result if isinstance(result, tuple) else (result,)
+    n = len(arg_is_tensor)
+    if len(grads) != n:
+        if len(grads) < n or any(g is not None for g in grads[n:]):
+            raise RuntimeError(f"function {backward_name} returned an incorrect number of gradients (expected {n}, "
+                               f"got {len(grads)})")
+        grads = grads[:n]
+    out = []
+    for i, (g, is_tensor) in enumerate(zip(grads, arg_is_tensor)):
+        if not is_tensor:
+            if g is not None:
+                raise RuntimeError(f"function {backward_name} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Variable")
+            continue
+        if g is not None and not _is_tensor(g):
+            raise TypeError(f"function {backward_name} returned an object of type {type(g).__name__} as the "
+                            f"gradient at position {i + 1}; expected a Tensor or None")
+        out.append(g)
+    return out
+
+
+def once_differentiable(fn):
+    """Marks a backward that cannot itself be differentiated. rustytorch never differentiates a backward
+    (create_graph=True is not supported), so every backward already is; kept for torch's code."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            return fn(ctx, *args)
+
+    return wrapper
+

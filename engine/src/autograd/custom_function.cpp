@@ -1,0 +1,47 @@
+#include "rt/autograd/custom_function.h"
+
+#include "amp/autocast_exclusion.h"
+#include "autograd_meta.h"
+#include "cuda/backend.h"
+#include "rt/dispatch.h"
+#include "rt/error.h"
+
+namespace rt::autograd {
+
+TensorList CustomFunctionNode::apply(TensorList&& grads) {
+  amp::detail::AutocastExclusionLift user_code;
+  return FunctionNode::apply(std::move(grads));
+}
+
+std::shared_ptr<CustomFunctionNode> record_custom_function(std::string name, const TensorList& inputs,
+                                                           const TensorList& outputs, BackwardFn backward,
+                                                           CustomFunctionOptions options) {
+  for (const auto& o : outputs) {
+    if (!o.defined()) continue;
+    bool is_input = false;
+    for (const auto& in : inputs) is_input = is_input || (in.defined() && in.is_same(o));
+    if (is_input && o.is_leaf() && o.requires_grad())
+      throw AutogradError(name + ": a leaf Variable that requires grad has been used in an in-place operation "
+                                 "(the custom function returns an input it modified). Modify a clone of it instead.");
+    if (!is_input && o.grad_fn())
+      throw AutogradError(name + ": an output already has a grad_fn; compute a custom function's outputs under "
+                                 "no_grad (rt::NoGradGuard)");
+  }
+  auto node = std::make_shared<CustomFunctionNode>(std::move(name), std::move(backward), options.materialize_grads);
+  node->next_edges().reserve(inputs.size());
+  for (const auto& t : inputs) node->next_edges().push_back(gradient_edge(t));  // before any output is rebased
+  node->output_meta().reserve(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& o = outputs[i];
+    const bool on_gpu = o.defined() && o.device().is_cuda();
+    node->output_meta().push_back(
+        {o.sizes(), o.dtype(), o.device(), on_gpu ? cuda::detail::stream(o.device()) : nullptr, on_gpu});
+    if (o.defined() && is_floating(o.dtype())) set_history(o, node, uint32_t(i));
+  }
+  const char* op = current_op_name();
+  std::string forward = !options.forward_name.empty() ? std::move(options.forward_name) : std::string(op ? op : "");
+  if (AnomalyMode::is_enabled() || !forward.empty()) node->set_forward_context(std::move(forward), current_module_path());
+  return node;
+}
+
+}  // namespace rt::autograd
