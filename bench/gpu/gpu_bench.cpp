@@ -228,10 +228,20 @@ int main(int argc, char** argv) {
   // Rewritten after each workload: a run stopped by its time limit keeps the figures it has.
   auto write_json = [&] {
     if (json_path.empty()) return true;
-    std::ofstream f(json_path);
-    f << out.dump(1) << "\n";
-    if (!f) std::fprintf(stderr, "gpu_bench: cannot write %s\n", json_path.c_str());
-    return bool(f);
+    const std::string tmp = json_path + ".tmp";  // renamed over the file: a kill mid-write leaves the last one whole
+    {
+      std::ofstream f(tmp);
+      f << out.dump(1) << "\n";
+      if (!f) {
+        std::fprintf(stderr, "gpu_bench: cannot write %s\n", tmp.c_str());
+        return false;
+      }
+    }
+    if (std::rename(tmp.c_str(), json_path.c_str()) != 0) {
+      std::fprintf(stderr, "gpu_bench: cannot rename %s to %s\n", tmp.c_str(), json_path.c_str());
+      return false;
+    }
+    return true;
   };
   bool all_ok = true;
   for (const auto& w : chosen) {

@@ -57,8 +57,16 @@ def cell(r, missing):
     if "tflop_per_s" in r:
         text += f" ({r['tflop_per_s']:.1f} TFLOP/s)"
     if not r.get("ok", False):
-        text += f" WRONG (rel err {r.get('rel_err', float('nan')):.1e} > {r.get('err_bound', 0):.0e})"
+        err = r.get("rel_err")  # JSON has no NaN: a NaN error arrives as null
+        err = float("nan") if err is None else err
+        text += f" WRONG (rel err {err:.1e} > {r.get('err_bound') or 0:.0e})"
     return text
+
+
+def cuda_label(version):
+    """ "13.0" (PyTorch) -> "CUDA 13.0"; ours already says "CUDA 13.0 (runtime), driver 13.0"."""
+    version = str(version)
+    return version if version.startswith("CUDA") else f"CUDA {version}"
 
 
 def usable(r):
@@ -95,7 +103,7 @@ def make_table(ours, torch, pending):
     device = (ours or torch or {}).get("meta", {}).get("device")
     when = datetime.date.today().isoformat()
     if device:
-        libs = ", ".join(f"{m['meta']['library']} (CUDA {m['meta'].get('cuda', '?')})" for m in (ours, torch) if m)
+        libs = ", ".join(f"{m['meta']['library']} ({cuda_label(m['meta'].get('cuda', '?'))})" for m in (ours, torch) if m)
         lines.append(f"GPU: {device}, {when}; {libs}. Medians of 20-50 runs timed with CUDA events after warm-up.")
     else:
         lines.append(f"GPU figures pending ({when}): " + (f"no GPU ({pending})." if pending else "no results."))

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import sys
 
 try:
@@ -99,17 +100,32 @@ def layer_norm_f32(rows, cols):
                   err=rel_err(out["y"][-64:], ref), bound=1e-5)
 
 
+@contextlib.contextmanager
+def tf32_matmul(allow):
+    """TF32 for float32 matrix products on or off: torch >= 2.9's fp32_precision, else allow_tf32."""
+    m = torch.backends.cuda.matmul
+    new_api = hasattr(m, "fp32_precision")
+    saved = m.fp32_precision if new_api else m.allow_tf32
+    if new_api:
+        m.fp32_precision = "tf32" if allow else "ieee"
+    else:
+        m.allow_tf32 = allow
+    try:
+        yield
+    finally:
+        if new_api:
+            m.fp32_precision = saved
+        else:
+            m.allow_tf32 = saved
+
+
 def matmul(dtype, tf32, label, bound):
     n = 4096
     a = torch.randn(n, n, device=GPU).to(dtype)
     b = torch.randn(n, n, device=GPU).to(dtype)
-    saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = tf32
     out = {}
-    try:
+    with tf32_matmul(tf32):
         t = time_cuda(lambda: out.__setitem__("c", a @ b), 5, 30)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = saved
     ref = a[-64:].cpu().double() @ b.cpu().double()
     return result(label, "4096 x 4096 x 4096", t, flops=2.0 * n ** 3, err=rel_err(out["c"][-64:], ref), bound=bound)
 
@@ -156,6 +172,14 @@ WORKLOADS = {
 }
 
 
+def write_json(path, data):
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="write the results here")
@@ -176,10 +200,8 @@ def main():
         all_ok = all_ok and r["ok"]
         print(json.dumps(r), flush=True)
         out["results"].append(r)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
-            f.write("\n")
+        if args.json:  # after each workload: a run stopped by its time limit keeps what it measured
+            write_json(args.json, out)
     return 0 if all_ok else 1
 
 

@@ -4,6 +4,7 @@ Without a usable GPU (this machine): what is reported, and that everything needi
 with RuntimeError naming why and leaves tensors and modules unchanged. With one (scripts/gpu-check.sh
 on an H200) the tests marked `needs_gpu` run: round trips, ops against the CPU, memory counters,
 events and a training step."""
+import gc
 import re
 
 import numpy as np
@@ -292,6 +293,7 @@ def test_gradients_flow_back_across_devices():
 
 @needs_gpu
 def test_memory_allocated_grows_and_returns():
+    gc.collect()  # no earlier cycle may free a CUDA tensor between the readings
     rt.cuda.synchronize()
     before = rt.cuda.memory_allocated()
     t = rt.empty(1 << 20, device="cuda")  # 4 MiB
@@ -308,6 +310,7 @@ def test_memory_allocated_grows_and_returns():
 
 @needs_gpu
 def test_memory_stats_follow_the_allocator():
+    gc.collect()
     rt.cuda.empty_cache()
     base = rt.cuda.memory_stats()
     x = rt.empty(1 << 20, device="cuda")  # 4 MiB: the large pool

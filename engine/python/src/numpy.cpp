@@ -25,7 +25,8 @@ py::dtype numpy_dtype(const rt::Tensor& t) {
 
 std::optional<rt::ScalarType> engine_dtype(const py::dtype& d) {
   const char kind = d.kind();
-  const auto size = d.itemsize();
+  // The attribute, not py::dtype::itemsize(): pybind11 before 2.12 reads NumPy 1's struct layout, 0 under NumPy 2.
+  const auto size = d.attr("itemsize").cast<py::ssize_t>();
   if (kind == 'b' && size == 1) return rt::kBool;
   if (kind == 'u' && size == 1) return rt::kUInt8;
   if (kind == 'i' && size == 4) return rt::kInt32;
@@ -63,7 +64,7 @@ rt::Tensor from_numpy_array(py::handle obj) {
   if (arr.dtype().attr("byteorder").cast<std::string>() == ">")
     throw py::value_error("given numpy array has byte order different from the native byte order. Conversion "
                           "between byte orders is currently not supported.");
-  const int64_t item = int64_t(arr.itemsize());
+  const int64_t item = arr.dtype().attr("itemsize").cast<int64_t>();
   rt::Shape sizes, strides;
   int64_t extent = 1;
   bool empty = false;
