@@ -48,7 +48,7 @@ TEST_CASE("outputs without a gradient get zeros, or undefined gradients when mat
   }
 }
 
-TEST_CASE("an input modified in place and returned is rebased onto the node; a leaf that requires grad is refused") {
+TEST_CASE("an input modified in place and returned is rebased onto the node; a leaf that requires grad or a view is refused") {
   Tensor x = tensor({1.0f, 2.0f}).requires_grad_(true);
   Tensor h = x * 3.0;
   {
@@ -65,10 +65,22 @@ TEST_CASE("an input modified in place and returned is rebased onto the node; a l
   Tensor leaf = ones({2}).requires_grad_(true);
   CHECK_THROWS_WITH(record_custom_function("BadBackward", {leaf}, {leaf}, [](const TensorList& g) { return g; }),
                     Catch::Contains("leaf Variable that requires grad has been used in an in-place operation"));
-  Tensor with_history = x * 2.0;
-  CHECK_THROWS_WITH(
-      record_custom_function("BadBackward", {x}, {with_history}, [](const TensorList& g) { return g; }),
-      Catch::Contains("compute a custom function's outputs under no_grad"));
+  Tensor view = (x * 1.0).view({2});
+  {
+    NoGradGuard no_grad;
+    view.mul_(2.0);
+  }
+  CHECK_THROWS_WITH(record_custom_function("ViewBackward", {view}, {view}, [](const TensorList& g) { return g; }),
+                    Catch::Contains("in-place modification of a view"));
+}
+
+TEST_CASE("an output that already has a history is rebased onto the custom node (torch's behaviour)") {
+  Tensor x = ones({2}).requires_grad_(true);
+  Tensor y = x * 2.0;  // computed with grad mode on
+  auto node = record_custom_function("RebasedBackward", {x}, {y}, [](const TensorList& g) { return TensorList{g[0] * 5.0}; });
+  CHECK(y.grad_fn() == node);
+  sum(y).backward();
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{5, 5});
 }
 
 TEST_CASE("a custom function's backward autocasts as the caller's region says; the engine's nodes do not") {

@@ -262,8 +262,71 @@ def test_a_gradient_of_the_wrong_shape_or_type_is_refused():
     x = rt.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"invalid gradient at index 0 - got \[4\]"):
         make_bad(rt, lambda g: (rt.ones(4), None)).apply(x, 1.0).sum().backward()
-    with pytest.raises(TypeError, match="returned an object of type float as the gradient at position 1"):
+    with pytest.raises(RuntimeError, match="returned an object of type float as the gradient at position 1"):
         make_bad(rt, lambda g: (1.0, None)).apply(x, 1.0).sum().backward()
+
+
+def test_a_function_that_saved_nothing_can_backward_again_and_freed_saved_tensors_raise():
+    class Scale(rt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            return x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.k, None
+
+    x = rt.ones(2, requires_grad=True)
+    y = Scale.apply(x, 3.0)
+    y.backward(rt.ones(2))
+    y.backward(rt.ones(2))  # nothing saved, nothing freed: as torch
+    assert x.grad.tolist() == [6.0, 6.0]
+
+    kept = {}
+
+    class Keep(rt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            kept["ctx"] = ctx
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2
+
+    Keep.apply(x).sum().backward()
+    with pytest.raises(RuntimeError, match="already been freed"):
+        kept["ctx"].saved_tensors
+
+
+def test_keyword_arguments_need_setup_context():
+    with pytest.raises(TypeError, match="takes no keyword arguments"):
+        make_exp(rt).apply(x=rt.ones(2, requires_grad=True))
+
+
+def test_an_output_with_history_is_rebased_and_a_modified_view_is_refused():
+    class Tracked(rt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with rt.enable_grad():
+                return x * 2  # has a history of its own; torch rebases it onto the function
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 5
+
+    x = rt.ones(2, requires_grad=True)
+    y = Tracked.apply(x)
+    assert y.grad_fn.name() == "TrackedBackward"
+    y.sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+
+    base = rt.ones(2, 2, requires_grad=True) * 1
+    with pytest.raises(NotImplementedError, match="in-place modification of a view"):
+        make_inplace_double(rt).apply(base.view(4))
 
 
 def test_backward_twice_needs_retain_graph():
@@ -404,6 +467,19 @@ def test_the_node_frees_what_it_saved_and_makes_no_cycle():
             x, y = ctx.saved_tensors
             return grad * y
 
+    class KeepOnCtx(rt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            holder["ctx"] = weakref.ref(ctx)
+            y = x * 2
+            ctx.out, ctx.outs, ctx.inp = y, [y], x  # outputs kept as attributes: torch's GC collects the cycle
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            assert rt.equal(ctx.out, ctx.outs[0])
+            return grad * 2
+
     gc.disable()
     try:
         x = rt.ones(3, requires_grad=True)
@@ -412,7 +488,13 @@ def test_the_node_frees_what_it_saved_and_makes_no_cycle():
         del y  # the graph goes with its last output, by reference counting alone
         assert holder["ctx"]() is None
         y = Keep.apply(x)
-        y.sum().backward()  # no retain_graph: the node drops ctx and what it saved
+        y.sum().backward()  # no retain_graph: the saved tensors are freed; ctx goes with the graph
+        del y
+        assert holder["ctx"]() is None
+        y = KeepOnCtx.apply(x)
+        assert holder["ctx"]().inp is x
+        y.sum().backward()
+        del y
         assert holder["ctx"]() is None
     finally:
         gc.enable()

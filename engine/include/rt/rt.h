@@ -14,6 +14,7 @@
 #include "rt/amp/grad_scaling.h"
 #include "rt/autograd/custom_function.h"
 #include "rt/autograd/engine.h"
+#include "rt/autograd/function.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"
 #include "rt/data/csv.h"

@@ -71,11 +71,12 @@ void bind_autograd(py::module_& m) {
       py::arg("create_graph") = false, py::arg("allow_unused") = false);
 
   // rt.autograd.Function's node (function.py): `backward` takes one gradient per output (None where
-  // there is none and materialize_grads is off) and returns one Tensor or None per input.
+  // there is none and materialize_grads is off) and returns one Tensor or None per input;
+  // `release_saved` frees the saved tensors after a backward without retain_graph.
   m.def(
       "_record_custom_function",
       [](std::string name, py::handle inputs, py::handle outputs, py::function backward, bool materialize_grads,
-         std::string forward_name) {
+         std::string forward_name, py::function release_saved) {
         rt::TensorList ins = tensors_arg(inputs, "_record_custom_function"),
                        outs = tensors_arg(outputs, "_record_custom_function");
         auto fn = share(std::move(backward));
@@ -90,18 +91,23 @@ void bind_autograd(py::module_& m) {
             throw rt::AutogradError(fmt::format("{} returned {} gradients; expected {}", name, out.size(), n_inputs));
           return out;
         };
+        auto release = [f = share(std::move(release_saved))] {
+          py::gil_scoped_acquire gil;
+          (*f)();
+        };
         return std::static_pointer_cast<rt::autograd::Node>(rt::autograd::record_custom_function(
-            std::move(name), ins, outs, std::move(body), {materialize_grads, std::move(forward_name)}));
+            std::move(name), ins, outs, std::move(body), {materialize_grads, std::move(forward_name), std::move(release)}));
       },
       py::arg("name"), py::arg("inputs"), py::arg("outputs"), py::arg("backward"), py::arg("materialize_grads"),
-      py::arg("forward_name"));
+      py::arg("forward_name"), py::arg("release_saved"));
 
   // A tensor saved for backward: unpack() raises if it was modified in place since (Note [Saved
   // tensor versions]) and names the running node.
   py::class_<rt::autograd::SavedTensor>(m, "_SavedTensor")
       .def(py::init([](py::handle t) { return rt::autograd::SavedTensor(t.is_none() ? rt::Tensor() : unwrap(t)); }),
            py::arg("tensor"))
-      .def("unpack", [](const rt::autograd::SavedTensor& s) { return wrap(s.unpack()); });
+      .def("unpack", [](const rt::autograd::SavedTensor& s) { return wrap(s.unpack()); })
+      .def("reset", &rt::autograd::SavedTensor::reset);
 
   TensorClass cls = tensor_class(m);
   cls.def(

@@ -29,6 +29,7 @@ std::string in_python_terms(const char* message) {
       {std::regex(R"(rt::kInt(32|64))"), "rt.int$1"},
       {std::regex(R"(rt::kUInt8)"), "rt.uint8"},
       {std::regex(R"(rt::kBool)"), "rt.bool"},
+      {std::regex(R"(rt::NoGradGuard\b)"), "rt.no_grad()"},
       {std::regex(R"(rt::(nn|optim|autograd|data|io)::)"), "rt.$1."},
       {std::regex(R"(rt::)"), "rt."},
       {std::regex(R"(\bNoGradGuard\b)"), "rt.no_grad()"},

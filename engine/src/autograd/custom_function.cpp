@@ -13,6 +13,11 @@ TensorList CustomFunctionNode::apply(TensorList&& grads) {
   return FunctionNode::apply(std::move(grads));
 }
 
+void CustomFunctionNode::release_saved() {
+  if (release_saved_) release_saved_();
+  else FunctionNode::release_saved();
+}
+
 std::shared_ptr<CustomFunctionNode> record_custom_function(std::string name, const TensorList& inputs,
                                                            const TensorList& outputs, BackwardFn backward,
                                                            CustomFunctionOptions options) {
@@ -20,14 +25,17 @@ std::shared_ptr<CustomFunctionNode> record_custom_function(std::string name, con
     if (!o.defined()) continue;
     bool is_input = false;
     for (const auto& in : inputs) is_input = is_input || (in.defined() && in.is_same(o));
-    if (is_input && o.is_leaf() && o.requires_grad())
+    if (!is_input) continue;
+    if (o.is_leaf() && o.requires_grad())
       throw AutogradError(name + ": a leaf Variable that requires grad has been used in an in-place operation "
                                  "(the custom function returns an input it modified). Modify a clone of it instead.");
-    if (!is_input && o.grad_fn())
-      throw AutogradError(name + ": an output already has a grad_fn; compute a custom function's outputs under "
-                                 "no_grad (rt::NoGradGuard)");
+    if (o.impl().is_view && o.requires_grad())
+      throw NotImplementedError(name + ": in-place modification of a view that takes part in autograd is not "
+                                       "supported yet (the custom function returns a view it modified); modify a "
+                                       "clone of it instead");
   }
-  auto node = std::make_shared<CustomFunctionNode>(std::move(name), std::move(backward), options.materialize_grads);
+  auto node = std::make_shared<CustomFunctionNode>(std::move(name), std::move(backward), options.materialize_grads,
+                                                   std::move(options.release_saved));
   node->next_edges().reserve(inputs.size());
   for (const auto& t : inputs) node->next_edges().push_back(gradient_edge(t));  // before any output is rebased
   node->output_meta().reserve(outputs.size());

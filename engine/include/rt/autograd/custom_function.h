@@ -16,6 +16,7 @@
 //  - autocast applies to its ops as the caller's regions say (the engine's own backward
 //    formulas never autocast), so torch.amp.custom_bwd's region takes effect.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -28,24 +29,32 @@ struct CustomFunctionOptions {
   // What the profiler and the debugger show as the node's forward op (the Function's class name);
   // empty: the op running when the node was recorded, if any.
   std::string forward_name;
+  // Frees what the function saved when a backward without retain_graph is done with the node; the
+  // node stays usable (a function that saved nothing can run backward again, as in torch). Without
+  // it the node drops the function itself, and a second backward throws.
+  std::function<void()> release_saved;
 };
 
 class CustomFunctionNode : public FunctionNode {
  public:
-  CustomFunctionNode(std::string name, BackwardFn fn, bool materialize_grads)
-      : FunctionNode(std::move(name), std::move(fn)), materialize_grads_(materialize_grads) {}
+  CustomFunctionNode(std::string name, BackwardFn fn, bool materialize_grads, std::function<void()> release_saved)
+      : FunctionNode(std::move(name), std::move(fn)),
+        materialize_grads_(materialize_grads),
+        release_saved_(std::move(release_saved)) {}
   TensorList apply(TensorList&& grads) override;
+  void release_saved() override;
+  bool released() const override { return !release_saved_ && FunctionNode::released(); }
   bool materialize_grads() const { return materialize_grads_; }
 
  private:
   bool materialize_grads_;
+  std::function<void()> release_saved_;
 };
 
 // Records a CustomFunctionNode for `outputs` computed from `inputs` (undefined inputs, and inputs
-// that need no gradient, get no edge); sets each floating output's grad_fn. `outputs` must not
-// already have a history: compute them under NoGradGuard. An output that is also an input is
-// rebased onto the new node (an in-place forward, torch's ctx.mark_dirty); that input must not
-// be a leaf that requires grad.
+// that need no gradient, get no edge); sets each floating output's grad_fn, replacing any history
+// an output had. An output that is also an input is rebased onto the new node (an in-place
+// forward, torch's ctx.mark_dirty); that input must be neither a leaf that requires grad nor a view.
 std::shared_ptr<CustomFunctionNode> record_custom_function(std::string name, const TensorList& inputs,
                                                            const TensorList& outputs, BackwardFn backward,
                                                            CustomFunctionOptions options = {});

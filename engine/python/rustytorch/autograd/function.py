@@ -20,7 +20,9 @@ saved_tensors (checked against in-place modification), needs_input_grad, mark_di
 modified in place and returned), mark_non_differentiable, set_materialize_grads. forward may also
 take no ctx when the class defines setup_context(ctx, inputs, output). Differences from torch:
 backward is never differentiated again (create_graph is not supported, so once_differentiable is
-what every backward is), saved tensors come back as detached aliases, and there is no jvp/vmap.
+what every backward is); saved tensors, and outputs kept as ctx attributes, come back as detached
+aliases (the engine's graph is C++, invisible to Python's garbage collector, so an output held by
+ctx would otherwise keep itself alive); y.grad_fn is the engine's node, not ctx; there is no jvp/vmap.
 """
 import functools
 import inspect
@@ -116,8 +118,11 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         uses_setup_context = cls.setup_context is not Function.setup_context
-        if uses_setup_context and kwargs:  # as torch: keyword arguments become positional inputs
-            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+        if kwargs:
+            if not uses_setup_context:
+                raise TypeError(f"{cls.__name__}.apply() takes no keyword arguments: pass them positionally (only "
+                                f"positional tensors get gradients), or define setup_context")
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)  # as torch: they become positional inputs
             bound.apply_defaults()
             args, kwargs = bound.args, {}
         ctx = FunctionCtx()
@@ -180,8 +185,14 @@ class Function(metaclass=_FunctionMeta):
             result = cls.backward(ctx, *full)
             return _tensor_input_grads(backward_name, result, arg_is_tensor)
 
+        def release_saved():  # after a backward without retain_graph, as torch frees saved tensors
+            for saved in getattr(ctx, "_saved", None) or ():
+                if saved is not None:
+                    saved.reset()
+
         _C._record_custom_function(backward_name, tensor_inputs, [outputs[i] for i in differentiable],
-                                   run_backward, materialize, cls.__name__)
+                                   run_backward, materialize, cls.__name__, release_saved)
+        _alias_outputs_kept_on(ctx, outputs)
         # Saved after the node exists: an output is saved as a detached alias, so that ctx (held by the
         # node) does not hold the node through the output's grad_fn.
         to_save = getattr(ctx, "_to_save", None)
@@ -195,6 +206,31 @@ class Function(metaclass=_FunctionMeta):
             ctx._saved = saved
             ctx._to_save = None
         return tuple(outputs) if is_tuple else outputs[0]
+
+
+def _alias_outputs_kept_on(ctx, outputs):
+    """An output kept as an attribute of ctx (ctx.out = y, ctx.outs = [y]) would make a reference cycle through
+    the C++ node, which Python's garbage collector cannot see: it is kept as a detached alias instead (same
+    storage and version, no history), as save_for_backward keeps outputs."""
+    aliases = {}
+
+    def alias(value):  # an input returned unchanged was replaced by a new output: holding it makes no cycle
+        for i, o in enumerate(outputs):
+            if value is o:
+                if i not in aliases:
+                    aliases[i] = outputs[i].detach()
+                return aliases[i]
+        return value
+
+    for name, value in list(vars(ctx).items()):
+        if name.startswith("_"):
+            continue
+        if _is_tensor(value):
+            setattr(ctx, name, alias(value))
+        elif type(value) in (list, tuple):
+            setattr(ctx, name, type(value)(alias(v) if _is_tensor(v) else v for v in value))
+        elif type(value) is dict:
+            setattr(ctx, name, {k: alias(v) if _is_tensor(v) else v for k, v in value.items()})
 
 
 def _tensor_input_grads(backward_name, result, arg_is_tensor):
@@ -214,7 +250,7 @@ def _tensor_input_grads(backward_name, result, arg_is_tensor):
                                    f"{i + 1}, but the corresponding forward input was not a Variable")
             continue
         if g is not None and not _is_tensor(g):
-            raise TypeError(f"function {backward_name} returned an object of type {type(g).__name__} as the "
+            raise RuntimeError(f"function {backward_name} returned an object of type {type(g).__name__} as the "
                             f"gradient at position {i + 1}; expected a Tensor or None")
         out.append(g)
     return out
