@@ -125,3 +125,37 @@ def test_no_grad_optimizer_style_update():
         w -= 0.1 * w.grad
     assert w.tolist() == pytest.approx([0.8, 1.6])
     assert w.is_leaf and w.requires_grad
+
+
+def test_node_hooks_see_and_replace_gradients_as_torchs():
+    torch = pytest.importorskip("torch")
+    results = {}
+    for lib in (rt, torch):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = x * w
+        seen = []
+
+        def hook(grad_inputs, grad_outputs):
+            seen.append(([g.tolist() for g in grad_inputs], [g.tolist() for g in grad_outputs]))
+            return (grad_inputs[0] * 10, grad_inputs[1])
+
+        handle = y.grad_fn.register_hook(hook)
+        y.sum().backward(retain_graph=True)
+        handle.remove()
+        y.sum().backward()
+        results[lib.__name__] = (seen, x.grad.tolist(), w.grad.tolist())
+    assert results["rustytorch"] == results["torch"]
+
+
+def test_node_prehooks_replace_incoming_gradients_and_errors_name_the_node():
+    x = rt.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    with y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 0,)):
+        y.sum().backward(retain_graph=True)
+    assert x.grad.tolist() == [0.0, 0.0]
+    y.sum().backward(retain_graph=True)  # the handle's with-block removed the hook
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-6)
+    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0], grad_outputs[0]))
+    with pytest.raises(ValueError, match="a prehook of ExpBackward0 returned 2 gradients; expected 1"):
+        y.sum().backward(retain_graph=True)

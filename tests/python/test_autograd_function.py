@@ -302,6 +302,27 @@ def test_a_function_that_saved_nothing_can_backward_again_and_freed_saved_tensor
         kept["ctx"].saved_tensors
 
 
+def test_grad_fn_answers_for_ctx():
+    class Scale(rt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            ctx.save_for_backward(x)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.k, None
+
+    x = rt.ones(2, requires_grad=True)
+    y = Scale.apply(x, 3.0)
+    assert y.grad_fn.k == 3.0 and rt.equal(y.grad_fn.saved_tensors[0], x)
+    with pytest.raises(AttributeError, match="no attribute 'missing'"):
+        y.grad_fn.missing
+    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute 'k'"):
+        (x * 2).grad_fn.k
+
+
 def test_keyword_arguments_need_setup_context():
     with pytest.raises(TypeError, match="takes no keyword arguments"):
         make_exp(rt).apply(x=rt.ones(2, requires_grad=True))

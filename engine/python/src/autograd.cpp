@@ -31,6 +31,31 @@ rt::TensorList tensors_arg(py::handle h, const char* what) {
   return out;
 }
 
+// What Node.register_hook / register_prehook return: remove() unhooks (the C++ hook stays, inert).
+struct NodeHookHandle {
+  std::shared_ptr<bool> removed = std::make_shared<bool>(false);
+};
+
+py::tuple as_tuple(const rt::TensorList& grads) {
+  py::tuple t(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) t[i] = wrap(grads[i]);
+  return t;
+}
+
+// A node hook's result: None keeps `grads`; a sequence of as many Tensors/None replaces them.
+void replace_from_hook(const rt::autograd::Node& node, const char* kind, const py::object& result,
+                       rt::TensorList& grads) {
+  if (result.is_none()) return;
+  if (!py::isinstance<py::sequence>(result) || py::isinstance<py::str>(result))
+    throw py::type_error(fmt::format("a {} of {} must return None or a tuple of gradients, got {}", kind, node.name(),
+                                     Py_TYPE(result.ptr())->tp_name));
+  rt::TensorList replaced = tensors_arg(result, kind);
+  if (replaced.size() != grads.size())
+    throw py::value_error(fmt::format("a {} of {} returned {} gradients; expected {}", kind, node.name(),
+                                      replaced.size(), grads.size()));
+  grads = std::move(replaced);
+}
+
 py::tuple next_functions(const rt::autograd::Node& n) {
   py::tuple t(n.next_edges().size());
   for (size_t i = 0; i < n.next_edges().size(); ++i) {
@@ -76,7 +101,7 @@ void bind_autograd(py::module_& m) {
   m.def(
       "_record_custom_function",
       [](std::string name, py::handle inputs, py::handle outputs, py::function backward, bool materialize_grads,
-         std::string forward_name, py::function release_saved) {
+         std::string forward_name, py::function release_saved, py::object ctx) {
         rt::TensorList ins = tensors_arg(inputs, "_record_custom_function"),
                        outs = tensors_arg(outputs, "_record_custom_function");
         auto fn = share(std::move(backward));
@@ -96,10 +121,11 @@ void bind_autograd(py::module_& m) {
           (*f)();
         };
         return std::static_pointer_cast<rt::autograd::Node>(rt::autograd::record_custom_function(
-            std::move(name), ins, outs, std::move(body), {materialize_grads, std::move(forward_name), std::move(release)}));
+            std::move(name), ins, outs, std::move(body),
+            {materialize_grads, std::move(forward_name), std::move(release), share(std::move(ctx))}));
       },
       py::arg("name"), py::arg("inputs"), py::arg("outputs"), py::arg("backward"), py::arg("materialize_grads"),
-      py::arg("forward_name"), py::arg("release_saved"));
+      py::arg("forward_name"), py::arg("release_saved"), py::arg("ctx"));
 
   // A tensor saved for backward: unpack() raises if it was modified in place since (Note [Saved
   // tensor versions]) and names the running node.
@@ -137,8 +163,48 @@ void bind_autograd(py::module_& m) {
       py::arg("hook"));
   cls.def("_remove_hook", [](const rt::Tensor& t, size_t handle) { t.remove_hook(handle); }, py::arg("handle"));
 
+  py::class_<NodeHookHandle>(m, "_NodeHookHandle")
+      .def("remove", [](NodeHookHandle& h) { *h.removed = true; })
+      .def("__enter__", [](py::handle self) { return py::reinterpret_borrow<py::object>(self); })
+      .def("__exit__", [](NodeHookHandle& h, py::args) { *h.removed = true; });
+
   py::class_<rt::autograd::Node, std::shared_ptr<rt::autograd::Node>>(m, "Node")
       .def("name", &rt::autograd::Node::name)
+      .def(
+          "register_prehook",
+          [](rt::autograd::Node& n, py::function fn) {
+            NodeHookHandle handle;
+            n.add_pre_hook([f = share(std::move(fn)), removed = handle.removed](const rt::autograd::Node& node,
+                                                                                   rt::TensorList& grad_outputs) {
+              if (*removed) return;
+              py::gil_scoped_acquire gil;
+              replace_from_hook(node, "prehook", (*f)(as_tuple(grad_outputs)), grad_outputs);
+            });
+            return handle;
+          },
+          py::arg("hook"))
+      .def(
+          "register_hook",
+          [](rt::autograd::Node& n, py::function fn) {
+            NodeHookHandle handle;
+            n.add_post_hook([f = share(std::move(fn)), removed = handle.removed](
+                                const rt::autograd::Node& node, rt::TensorList& grad_inputs,
+                                const rt::TensorList& grad_outputs) {
+              if (*removed) return;
+              py::gil_scoped_acquire gil;
+              replace_from_hook(node, "hook", (*f)(as_tuple(grad_inputs), as_tuple(grad_outputs)), grad_inputs);
+            });
+            return handle;
+          },
+          py::arg("hook"))
+      .def("__getattr__",
+           [](const rt::autograd::Node& n, const std::string& attr) -> py::object {
+             // A custom function's node answers for its ctx, as torch's: y.grad_fn.saved_tensors, y.grad_fn.k
+             const auto* custom = dynamic_cast<const rt::autograd::CustomFunctionNode*>(&n);
+             const auto* ctx = custom ? std::any_cast<std::shared_ptr<py::object>>(&custom->context()) : nullptr;
+             if (ctx && *ctx && attr.rfind("__", 0) != 0) return py::getattr(**ctx, attr.c_str());
+             throw py::attribute_error(fmt::format("'{}' object has no attribute '{}'", n.name(), attr));
+           })
       .def_property_readonly("next_functions", &next_functions)
       .def_property_readonly("_sequence_nr", &rt::autograd::Node::sequence_nr)
       .def_property_readonly("_forward_op", &rt::autograd::Node::forward_op)

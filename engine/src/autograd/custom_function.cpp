@@ -35,7 +35,7 @@ std::shared_ptr<CustomFunctionNode> record_custom_function(std::string name, con
                                        "clone of it instead");
   }
   auto node = std::make_shared<CustomFunctionNode>(std::move(name), std::move(backward), options.materialize_grads,
-                                                   std::move(options.release_saved));
+                                                   std::move(options.release_saved), std::move(options.context));
   node->next_edges().reserve(inputs.size());
   for (const auto& t : inputs) node->next_edges().push_back(gradient_edge(t));  // before any output is rebased
   node->output_meta().reserve(outputs.size());

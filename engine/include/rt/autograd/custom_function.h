@@ -16,6 +16,7 @@
 //  - autocast applies to its ops as the caller's regions say (the engine's own backward
 //    formulas never autocast), so torch.amp.custom_bwd's region takes effect.
 #pragma once
+#include <any>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,22 +34,30 @@ struct CustomFunctionOptions {
   // node stays usable (a function that saved nothing can run backward again, as in torch). Without
   // it the node drops the function itself, and a second backward throws.
   std::function<void()> release_saved;
+  // What forward and backward share, reachable from the node as context(): a
+  // std::shared_ptr<AutogradContext> (rt::autograd::Function) or the Python ctx (rt.autograd.Function,
+  // whose y.grad_fn.saved_tensors and y.grad_fn.<attribute> read it).
+  std::any context;
 };
 
 class CustomFunctionNode : public FunctionNode {
  public:
-  CustomFunctionNode(std::string name, BackwardFn fn, bool materialize_grads, std::function<void()> release_saved)
+  CustomFunctionNode(std::string name, BackwardFn fn, bool materialize_grads, std::function<void()> release_saved,
+                     std::any context)
       : FunctionNode(std::move(name), std::move(fn)),
         materialize_grads_(materialize_grads),
-        release_saved_(std::move(release_saved)) {}
+        release_saved_(std::move(release_saved)),
+        context_(std::move(context)) {}
   TensorList apply(TensorList&& grads) override;
   void release_saved() override;
   bool released() const override { return !release_saved_ && FunctionNode::released(); }
   bool materialize_grads() const { return materialize_grads_; }
+  const std::any& context() const { return context_; }
 
  private:
   bool materialize_grads_;
   std::function<void()> release_saved_;
+  std::any context_;
 };
 
 // Records a CustomFunctionNode for `outputs` computed from `inputs` (undefined inputs, and inputs

@@ -164,7 +164,7 @@ struct Function {
     auto release = [ctx] {
       for (SavedTensor& t : ctx->saved_) t.reset();
     };
-    record_custom_function(node, inputs, recorded, std::move(backward), {materialize, name, std::move(release)});
+    record_custom_function(node, inputs, recorded, std::move(backward), {materialize, name, std::move(release), ctx});
     // Saved after the node exists, as detached aliases: ctx (held by the node) never holds the node.
     for (const Tensor& t : ctx->to_save_) {
       Tensor s = t;

@@ -56,8 +56,11 @@ struct OutputMeta {
   bool has_stream = false;
 };
 
+// Node hooks (torch's Node.register_prehook / register_hook): a pre hook sees, and may replace, the
+// gradients flowing into the node (one per forward output) before it runs; a post hook sees what
+// it computed (one per forward input, which it may replace) and what it received.
 using NodePreHook = std::function<void(const Node&, TensorList& grad_outputs)>;
-using NodePostHook = std::function<void(const Node&, const TensorList& grad_inputs, const TensorList& grad_outputs)>;
+using NodePostHook = std::function<void(const Node&, TensorList& grad_inputs, const TensorList& grad_outputs)>;
 
 class Node : public std::enable_shared_from_this<Node> {
  public:

@@ -22,7 +22,8 @@ take no ctx when the class defines setup_context(ctx, inputs, output). Differenc
 backward is never differentiated again (create_graph is not supported, so once_differentiable is
 what every backward is); saved tensors, and outputs kept as ctx attributes, come back as detached
 aliases (the engine's graph is C++, invisible to Python's garbage collector, so an output held by
-ctx would otherwise keep itself alive); y.grad_fn is the engine's node, not ctx; there is no jvp/vmap.
+ctx would otherwise keep itself alive); y.grad_fn is the engine's node, which answers for ctx's
+attributes (y.grad_fn.saved_tensors) but is not ctx itself; there is no jvp/vmap.
 """
 import functools
 import inspect
@@ -191,7 +192,7 @@ class Function(metaclass=_FunctionMeta):
                     saved.reset()
 
         _C._record_custom_function(backward_name, tensor_inputs, [outputs[i] for i in differentiable],
-                                   run_backward, materialize, cls.__name__, release_saved)
+                                   run_backward, materialize, cls.__name__, release_saved, ctx)
         _alias_outputs_kept_on(ctx, outputs)
         # Saved after the node exists: an output is saved as a detached alias, so that ctx (held by the
         # node) does not hold the node through the output's grad_fn.
