@@ -108,9 +108,7 @@ void bind_autograd(py::module_& m) {
         const size_t n_inputs = ins.size();
         auto body = [fn, n_inputs, name](const rt::TensorList& grads) -> rt::TensorList {
           py::gil_scoped_acquire gil;
-          py::tuple args(grads.size());
-          for (size_t i = 0; i < grads.size(); ++i) args[i] = wrap(grads[i]);
-          py::object r = (*fn)(*args);
+          py::object r = (*fn)(*as_tuple(grads));
           rt::TensorList out = tensors_arg(r, name.c_str());
           if (out.size() != n_inputs)
             throw rt::AutogradError(fmt::format("{} returned {} gradients; expected {}", name, out.size(), n_inputs));
