@@ -74,8 +74,11 @@ class FunctionCtx:
         self._materialize_grads = bool(value)
 
 
+_Tensor = _C.Tensor
+
+
 def _is_tensor(x):
-    return isinstance(x, _C.Tensor)
+    return isinstance(x, _Tensor)
 
 
 def _contains(objs, x):
@@ -127,52 +130,58 @@ class Function(metaclass=_FunctionMeta):
             bound.apply_defaults()
             args, kwargs = bound.args, {}
         ctx = FunctionCtx()
-        tensor_inputs = [a for a in args if _is_tensor(a)]
-        record = _C.is_grad_enabled() and any(t.requires_grad for t in tensor_inputs)
-        ctx.needs_input_grad = tuple(record and _is_tensor(a) and a.requires_grad for a in args)
+        arg_is_tensor = [isinstance(a, _Tensor) for a in args]
+        tensor_inputs = [a for a, is_tensor in zip(args, arg_is_tensor) if is_tensor]
+        grad_enabled = _C.is_grad_enabled()
+        record = grad_enabled and any(t.requires_grad for t in tensor_inputs)
+        ctx.needs_input_grad = tuple(record and is_tensor and a.requires_grad for a, is_tensor in zip(args, arg_is_tensor))
         ctx._materialize_grads = True
         span = _P.OpenRange(cls.__name__) if _P.profiling_active() else None
+        _C._set_grad_enabled(False)  # forward runs without recording, as torch's
         try:
-            with no_grad():
-                if uses_setup_context:
-                    output = cls.forward(*args, **kwargs)
-                else:
-                    output = cls.forward(ctx, *args, **kwargs)
             if uses_setup_context:
+                output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args)
         finally:
+            _C._set_grad_enabled(grad_enabled)
             if span is not None:
                 span.close()
         if not record:
             return output
-        return cls._record(ctx, args, tensor_inputs, output)
+        return cls._record(ctx, arg_is_tensor, tensor_inputs, output)
 
     @classmethod
-    def _record(cls, ctx, args, tensor_inputs, output):
+    def _record(cls, ctx, arg_is_tensor, tensor_inputs, output):
         is_tuple = isinstance(output, tuple)
         outputs = list(output) if is_tuple else [output]
-        dirty = getattr(ctx, "_dirty", ())
-        non_diff = getattr(ctx, "_non_differentiable", ())
+        input_ids = {id(t) for t in tensor_inputs}
+        dirty = ctx.__dict__.get("_dirty", ())
+        dirty_ids = {id(t) for t in dirty}
         for t in dirty:
-            if not _contains(tensor_inputs, t):
+            if id(t) not in input_ids:
                 raise RuntimeError(f"{cls.__name__}: mark_dirty was given a tensor that is not an input of forward")
             if not _contains(outputs, t):
                 raise RuntimeError(f"{cls.__name__}: Some elements marked as dirty weren't returned as outputs; return "
                                    "each input you modified in place")
+        non_diff_ids = {id(t) for t in ctx.__dict__.get("_non_differentiable", ())}
         originals = list(outputs)
-        with no_grad():
-            for i, o in enumerate(outputs):
-                # An input returned unchanged becomes a new tensor (a view of it), so that the input keeps
-                # its own history; one modified in place (mark_dirty) is the output itself, rebased.
-                if _is_tensor(o) and _contains(tensor_inputs, o) and not _contains(dirty, o):
-                    outputs[i] = o.view_as(o)
-        differentiable = [i for i, o in enumerate(outputs)
-                          if _is_tensor(o) and not _contains(non_diff, originals[i])]
-        metas = [(o.shape, o.dtype, o.device) if _is_tensor(o) else None for o in outputs]
+        differentiable, metas = [], []
+        for i, o in enumerate(outputs):
+            if not isinstance(o, _Tensor):
+                metas.append(None)
+                continue
+            if id(o) in input_ids and id(o) not in dirty_ids:
+                # An input returned unchanged becomes a new tensor (a view of it), so that the input keeps its own
+                # history; one modified in place (mark_dirty) is the output itself, rebased.
+                outputs[i] = o.detach()
+            if id(o) not in non_diff_ids:
+                differentiable.append(i)
+            metas.append((o.shape, o.dtype, o.device))
         n_outputs = len(outputs)
         backward_name = cls._backward_name
         materialize = ctx._materialize_grads
-        arg_is_tensor = [_is_tensor(a) for a in args]
 
         def run_backward(*grads):
             full = [None] * n_outputs
@@ -187,7 +196,7 @@ class Function(metaclass=_FunctionMeta):
             return _tensor_input_grads(backward_name, result, arg_is_tensor)
 
         def release_saved():  # after a backward without retain_graph, as torch frees saved tensors
-            for saved in getattr(ctx, "_saved", None) or ():
+            for saved in ctx.__dict__.get("_saved") or ():
                 if saved is not None:
                     saved.reset()
 
@@ -196,15 +205,10 @@ class Function(metaclass=_FunctionMeta):
         _alias_outputs_kept_on(ctx, outputs)
         # Saved after the node exists: an output is saved as a detached alias, so that ctx (held by the
         # node) does not hold the node through the output's grad_fn.
-        to_save = getattr(ctx, "_to_save", None)
+        to_save = ctx.__dict__.get("_to_save")
         if to_save is not None:
-            saved = []
-            for t in to_save:
-                for i, o in enumerate(originals):
-                    if t is o:
-                        t = outputs[i]
-                saved.append(None if t is None else _C._SavedTensor(t))
-            ctx._saved = saved
+            replaced = {id(o): outputs[i] for i, o in enumerate(originals) if outputs[i] is not o}
+            ctx._saved = [None if t is None else _C._SavedTensor(replaced.get(id(t), t)) for t in to_save]
             ctx._to_save = None
         return tuple(outputs) if is_tuple else outputs[0]
 
@@ -223,9 +227,8 @@ def _alias_outputs_kept_on(ctx, outputs):
                 return aliases[i]
         return value
 
-    for name, value in list(vars(ctx).items()):
-        if name.startswith("_"):
-            continue
+    kept = [(name, value) for name, value in vars(ctx).items() if name[0] != "_" and name != "needs_input_grad"]
+    for name, value in kept:
         if _is_tensor(value):
             setattr(ctx, name, alias(value))
         elif type(value) in (list, tuple):
