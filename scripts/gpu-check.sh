@@ -4,6 +4,7 @@
 #   scripts/gpu-check.sh --prepare          # on the Debian 12 build machine (apt works there)
 #   scripts/gpu-check.sh [OUT_DIR]          # on the GPU machine; OUT_DIR defaults to out/gpu-check/
 #   scripts/gpu-check.sh --isolate [OUT_DIR]  # verification run on the build machine (see below)
+#   scripts/gpu-check.sh --sanitize FILTER [OUT_DIR]  # memcheck of op-check cases (a second call, see below)
 #
 # The device-tool call (from the repository root, after `scripts/gpu-check.sh --prepare` here):
 #
@@ -40,6 +41,15 @@
 # Exit status: 0 when every step that ran passed (GPU steps skipped for lack of a device count as
 # passed: the table then says "pending: no GPU"); 1 when a step failed or ran out of time (the
 # summary names it); 2 on a usage or setup error (missing tool, failed download).
+#
+# --sanitize FILTER (a second call in the same lease, once the first has built): builds what is missing,
+# then runs only the op-check cases whose name contains FILTER ("all": every case) under
+# compute-sanitizer's memcheck, which reports out-of-bounds and misaligned accesses with the kernel and
+# the faulting thread (exit 1 when it finds any). Memcheck slows kernels down many times: pick a filter
+# (an op name such as softmax, or "split") that fits the budget. It works on Firecracker GPU machines, not
+# on gVisor ones (KINDS.md). The device-tool call:
+#
+#   run(command='scripts/gpu-check.sh --sanitize softmax "$OUT"', carry=[".gpu-deps"], timeout_s=300)
 #
 # --isolate (verification on the build machine): CMake ignores the /usr prefix in its searches
 # (CMAKE_SYSTEM_IGNORE_PREFIX_PATH), so configure succeeds only if the prefix provides every
@@ -324,6 +334,16 @@ gpu_only() {
   "$@"
 }
 
+# The op check's cases matching $1 ("all": every one) under compute-sanitizer's memcheck.
+sanitize_op_check() {
+  local tool filter=()
+  tool=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  [[ -x $tool ]] || { echo "skipped: compute-sanitizer not found (on PATH or in /usr/local/cuda/bin)"; return 77; }
+  [[ $1 == all ]] || filter=("$1")
+  echo "$tool --tool memcheck --error-exitcode 3 --leak-check no --print-limit 20 rt_cuda_op_check ${filter[*]}"
+  "$tool" --tool memcheck --error-exitcode 3 --leak-check no --print-limit 20 "$BUILD/bin/rt_cuda_op_check" "${filter[@]}"
+}
+
 torch_bench() {
   [[ -n $PYTHON ]] || { echo "skipped: no python3 with PyTorch (import torch failed)"; return 77; }
   env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 "$PYTHON" "$ROOT/bench/gpu/torch_gpu_bench.py" --json "$OUT_DIR/results-torch.json"
@@ -395,6 +415,10 @@ run_check() {
   esac
   echo "===== probe: $probe" >>"$LOG"
 
+  if [[ -n $SANITIZE ]]; then  # --sanitize: only the memcheck run
+    run_step sanitize 400 gpu_only sanitize_op_check "$SANITIZE"
+    print_summary
+  fi
   run_step cuda_tests 90 gpu_only ctest_label cuda 1
   run_step train_trace 90 gpu_only "$BUILD/bin/gpu_train_trace" --out "$OUT_DIR"
   run_step bench_ours 120 gpu_only "$BUILD/bin/gpu_bench" --json "$OUT_DIR/results-ours.json"
@@ -440,22 +464,26 @@ print_summary() {
 }
 
 export -f make_prefix cupti_hints configure build engine_tests python_tests configure_without_python gpu_only torch_bench \
-  ctest_label
+  ctest_label sanitize_op_check
 export ROOT DEPS_DIR MULTIARCH
 
 ISOLATE=0
 OUT_DIR=""
+SANITIZE=""
 case ${1:-} in
   --prepare) [[ $# -eq 1 ]] || die "usage: scripts/gpu-check.sh --prepare"; prepare; exit 0 ;;
   -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   --isolate) ISOLATE=1; shift ;;
+  --sanitize)
+    [[ $# -ge 2 && -n $2 && $2 != -* ]] || die "--sanitize needs a FILTER (an op-check name part, or all)"
+    SANITIZE=$2; shift 2 ;;
 esac
-[[ $# -le 1 ]] || die "usage: scripts/gpu-check.sh [--prepare | [--isolate] [OUT_DIR]]"
+[[ $# -le 1 ]] || die "usage: scripts/gpu-check.sh [--prepare | [--isolate | --sanitize FILTER] [OUT_DIR]]"
 [[ ${1:-} == -* ]] && die "unknown option $1 (try --help)"
 OUT_DIR=${1:-out/gpu-check}
 BUILD=${RT_GPU_CHECK_BUILD_DIR:-build-gpucheck}
 BUDGET=${RT_GPU_CHECK_BUDGET_S:-450}
 JOBS=${RT_GPU_CHECK_JOBS:-$(nproc)}
 export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
-export ISOLATE OUT_DIR BUILD JOBS
+export ISOLATE OUT_DIR BUILD JOBS SANITIZE
 run_check
