@@ -1,4 +1,5 @@
 // layer_norm forward/backward. See kernels/cuda/layer_norm.h.
+#include <algorithm>
 #include <string>
 
 #include "cuda/block_reduce.cuh"
@@ -74,28 +75,32 @@ __global__ void layer_norm_grad_input_kernel(const T* __restrict__ x, const T* _
 }
 
 // partial[chunk][0][j] = sum over the chunk's rows of g * xhat, partial[chunk][1][j] = sum of g.
+// Blocks stride over the chunks in y (gridDim.y is at most 65535; more chunks than that take turns).
 template <typename T>
 __global__ void layer_norm_param_partials_kernel(const T* __restrict__ x, const T* __restrict__ g,
                                                  const double* __restrict__ mean, const double* __restrict__ rstd,
-                                                 acc_t<T>* __restrict__ partial, int64_t M, int64_t D) {
+                                                 acc_t<T>* __restrict__ partial, int64_t M, int64_t D, int64_t chunks) {
   using A = acc_t<T>;
   __shared__ A sw[kRowLanes][kColTile + 1], sb[kRowLanes][kColTile + 1];
   const int64_t j = int64_t(blockIdx.x) * kColTile + threadIdx.x;
-  const int64_t chunk = blockIdx.y, r0 = chunk * kChunkRows, r1 = min(M, r0 + kChunkRows);
-  A aw = 0, ab = 0;
-  if (j < D)
-    for (int64_t r = r0 + threadIdx.y; r < r1; r += kRowLanes) {
-      const A gv = to_acc(g[r * D + j]);
-      aw += gv * (to_acc(x[r * D + j]) - A(mean[r])) * A(rstd[r]);
-      ab += gv;
+  for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {  // the same trip count in the whole block
+    const int64_t r0 = chunk * kChunkRows, r1 = min(M, r0 + kChunkRows);
+    A aw = 0, ab = 0;
+    if (j < D)
+      for (int64_t r = r0 + threadIdx.y; r < r1; r += kRowLanes) {
+        const A gv = to_acc(g[r * D + j]);
+        aw += gv * (to_acc(x[r * D + j]) - A(mean[r])) * A(rstd[r]);
+        ab += gv;
+      }
+    sw[threadIdx.y][threadIdx.x] = aw;
+    sb[threadIdx.y][threadIdx.x] = ab;
+    __syncthreads();
+    if (threadIdx.y == 0 && j < D) {
+      for (int k = 1; k < kRowLanes; ++k) aw += sw[k][threadIdx.x], ab += sb[k][threadIdx.x];
+      partial[chunk * 2 * D + j] = aw;
+      partial[chunk * 2 * D + D + j] = ab;
     }
-  sw[threadIdx.y][threadIdx.x] = aw;
-  sb[threadIdx.y][threadIdx.x] = ab;
-  __syncthreads();
-  if (threadIdx.y == 0 && j < D) {
-    for (int k = 1; k < kRowLanes; ++k) aw += sw[k][threadIdx.x], ab += sb[k][threadIdx.x];
-    partial[chunk * 2 * D + j] = aw;
-    partial[chunk * 2 * D + D + j] = ab;
+    __syncthreads();  // row lane 0 has read the tiles before the next chunk overwrites them
   }
 }
 
@@ -221,13 +226,10 @@ void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
     }
     if (!params) return;
     const int64_t chunks = chunks_for(M);
-    if (chunks > 65535)
-      throw ValueError("layer_norm_backward on CUDA: " + std::to_string(M) + " rows exceed the parameter-grad grid (" +
-                       std::to_string(65535 * kChunkRows) + ")");
     A* partial = static_cast<A*>(scratch);
-    const dim3 grid(unsigned((D + kColTile - 1) / kColTile), unsigned(chunks));
+    const dim3 grid(unsigned((D + kColTile - 1) / kColTile), unsigned(std::min<int64_t>(chunks, 65535)));
     layer_norm_param_partials_kernel<T><<<grid, dim3(kColTile, kRowLanes), 0, stream>>>(ptr<T>(x), ptr<T>(grad_out), mp,
-                                                                                       rp, partial, M, D);
+                                                                                       rp, partial, M, D, chunks);
     check_launch("layer_norm_backward (parameter partials)");
     const ScalarType wdt = grad_weight.data ? grad_weight.dtype : grad_bias.dtype;
     if (grad_weight.data && grad_bias.data && grad_weight.dtype != grad_bias.dtype)

@@ -47,6 +47,10 @@ void layer_norms(OpCheck& check) {
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {5, 6}, in[1]); })});
   check.run({.op = "layer_norm", .variant = "bias only, eps=1e-3", .inputs = {randn_t({10, 16}), randn_t({16})}, .grad = {true, true},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {16}, {}, in[1], 1e-3); })});
+  // More row chunks (256 rows each) than a grid's y dimension holds (65535): blocks take several chunks.
+  check.run({.op = "layer_norm", .variant = "16.8M rows (parameter grads over > 65535 chunks)",
+             .inputs = {randn_t({16800000, 2}), randn_t({2}), randn_t({2})}, .grad = {true, true, true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {2}, in[1], in[2]); })});
   check.run({.op = "layer_norm", .variant = "empty batch (parameter grads are zero)", .inputs = {randn_t({0, 8}), randn_t({8}), randn_t({8})},
              .grad = {true, true, true}, .tol = Tol::Exact,
              .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {8}, in[1], in[2]); })});
