@@ -130,8 +130,10 @@ void CuptiCollector::start() {
     std::lock_guard<std::mutex> guard(g_sink_mu);
     g_sink = nullptr;
   };
-  // Registered once per process: stop() leaves CUPTI initialised (see there).
-  static const CUptiResult registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  // Registered once per process (stop() leaves CUPTI initialised, see there), and again after a failed try
+  // (another CUPTI client held it). Only the collector that set g_sink gets here, so calls never overlap.
+  static CUptiResult registered = CUPTI_ERROR_NOT_INITIALIZED;
+  if (registered != CUPTI_SUCCESS) registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   CUptiResult r = registered;
   // API records carry gettid() ids, as ThreadRecord::os_tid (the default is pthread_self()).
   if (r == CUPTI_SUCCESS) r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
