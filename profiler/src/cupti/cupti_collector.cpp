@@ -76,13 +76,13 @@ void disable_all() {
 }
 
 // Waits for the queued work of every device the engine has used (one it never used has no
-// context, and making one costs memory). Errors are ignored: a kernel's error surfaces at the
+// context, and making one costs memory; a used one has reserved memory at some point). Errors are ignored: a kernel's error surfaces at the
 // engine's next call anyway.
 void synchronize_devices() {
   const int devices = rt::cuda::device_count();
   for (int d = 0; d < devices; ++d) {
     try {
-      if (rt::cuda::memory_reserved(d) > 0) rt::cuda::synchronize(d);
+      if (rt::cuda::max_memory_reserved(d) > 0) rt::cuda::synchronize(d);  // used since the last peak reset
     } catch (const std::exception&) {
     }
   }
@@ -161,6 +161,9 @@ void CuptiCollector::stop(SessionData& out) {
   state_->running = false;
   // CUPTI completes a record once its activity has finished: wait for the work queued on every
   // device, or a forced flush hands over records without times (convert_activity drops those).
+  // The API and synchronisation kinds go off first, so that this wait is not in the trace.
+  for (auto kind : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION})
+    cuptiActivityDisable(kind);
   synchronize_devices();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   disable_all();

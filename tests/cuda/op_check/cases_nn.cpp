@@ -71,7 +71,6 @@ void embeddings(OpCheck& check) {
     check.run({.op = "embedding", .variant = "padding_idx=3", .inputs = {randn_t({11, 8}, dt), randint_t(0, 11, {4, 9})}, .grad = {true, false},
                .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1], 3); })});
   }
-  // Many repeats of few rows: the backward's scatter-add accumulates hundreds of rows into each.
   // Rows that are not a multiple of 16 bytes (the narrower copy paths), and an empty sequence.
   check.run({.op = "embedding", .variant = "D=3 float32", .inputs = {randn_t({9, 3}), randint_t(0, 9, {4, 5})}, .grad = {true, false},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
@@ -79,6 +78,7 @@ void embeddings(OpCheck& check) {
              .grad = {true, false}, .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
   check.run({.op = "embedding", .variant = "empty sequence [4, 0]", .inputs = {randn_t({9, 8}), randint_t(0, 9, {4, 0})}, .tol = Tol::Exact,
              .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
+  // Many repeats of few rows: the backward's scatter-add accumulates hundreds of rows into each.
   check.run({.op = "embedding", .variant = "heavy repeats", .inputs = {randn_t({5, 64}), randint_t(0, 5, {2000})}, .grad = {true, false},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::embedding(in[0], in[1]); })});
   check.run({.op = "embedding", .variant = "0-dim index", .inputs = {randn_t({5, 4}), randint_t(0, 5, {})}, .grad = {true, false},
