@@ -3,7 +3,18 @@
 Without a usable GPU (this machine): what is reported, and that everything needing a device fails
 with RuntimeError naming why and leaves tensors and modules unchanged. With one (scripts/gpu-check.sh
 on an H200) the tests marked `needs_gpu` run: round trips, ops against the CPU, memory counters,
-events and a training step."""
+events and a training step.
+
+[SECTION] index (search for "# ---- <name>"):
+  queries          is_built/is_available/device_count and the reasons given without a GPU
+  tensors          .to/.cuda/.cpu of tensors without a GPU
+  modules          Module.to/cuda/cpu without a GPU
+  with a GPU       round trips, ops against the CPU, memory counters, events, a training step
+  mixed precision  autocast op dtypes, float16 training with GradScaler, a custom Function with custom_fwd/bwd
+  indexing         x[idx], x[mask], x[idx] = v, gather/scatter_add/index_select
+  reductions       losses and pooling composed of kernels
+  streams          pools, current stream per thread, side streams, events
+  pinned memory    pin_memory, non_blocking copies, DataLoader(pin_memory=True)"""
 import gc
 import re
 
