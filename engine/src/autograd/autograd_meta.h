@@ -28,6 +28,9 @@ size_t next_hook_handle();
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
 // Makes `t` the `output_nr`-th output of `fn`.
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t output_nr);
+// Gives `node` an edge per input (taken before any output's history changes) and the outputs' meta, and
+// makes each floating output its output: what record() and record_custom_function() share.
+void connect_node(const std::shared_ptr<Node>& node, const TensorList& inputs, const TensorList& outputs);
 }  // namespace autograd
 
 }  // namespace rt

@@ -2,7 +2,6 @@
 
 #include "amp/autocast_exclusion.h"
 #include "autograd_meta.h"
-#include "cuda/backend.h"
 #include "rt/dispatch.h"
 #include "rt/error.h"
 
@@ -36,16 +35,7 @@ std::shared_ptr<CustomFunctionNode> record_custom_function(std::string name, con
   }
   auto node = std::make_shared<CustomFunctionNode>(std::move(name), std::move(backward), options.materialize_grads,
                                                    std::move(options.release_saved), std::move(options.context));
-  node->next_edges().reserve(inputs.size());
-  for (const auto& t : inputs) node->next_edges().push_back(gradient_edge(t));  // before any output is rebased
-  node->output_meta().reserve(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Tensor& o = outputs[i];
-    const bool on_gpu = o.defined() && o.device().is_cuda();
-    node->output_meta().push_back(
-        {o.sizes(), o.dtype(), o.device(), on_gpu ? cuda::detail::stream(o.device()) : nullptr, on_gpu});
-    if (o.defined() && is_floating(o.dtype())) set_history(o, node, uint32_t(i));
-  }
+  connect_node(node, inputs, outputs);
   const char* op = current_op_name();
   std::string forward = !options.forward_name.empty() ? std::move(options.forward_name) : std::string(op ? op : "");
   if (AnomalyMode::is_enabled() || !forward.empty()) node->set_forward_context(std::move(forward), current_module_path());

@@ -125,11 +125,9 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t outp
   meta.output_nr = output_nr;
 }
 
-std::shared_ptr<Node> record(const char* name, const TensorList& inputs, const TensorList& outputs,
-                             BackwardFn backward) {
-  auto node = std::make_shared<FunctionNode>(name, std::move(backward));
+void connect_node(const std::shared_ptr<Node>& node, const TensorList& inputs, const TensorList& outputs) {
   node->next_edges().reserve(inputs.size());
-  for (const auto& t : inputs) node->next_edges().push_back(gradient_edge(t));
+  for (const auto& t : inputs) node->next_edges().push_back(gradient_edge(t));  // before any output is rebased
   node->output_meta().reserve(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& o = outputs[i];
@@ -137,6 +135,12 @@ std::shared_ptr<Node> record(const char* name, const TensorList& inputs, const T
     node->output_meta().push_back({o.sizes(), o.dtype(), o.device(), on_gpu ? cuda::detail::stream(o.device()) : nullptr, on_gpu});
     if (o.defined() && is_floating(o.dtype())) set_history(o, node, uint32_t(i));
   }
+}
+
+std::shared_ptr<Node> record(const char* name, const TensorList& inputs, const TensorList& outputs,
+                             BackwardFn backward) {
+  auto node = std::make_shared<FunctionNode>(name, std::move(backward));
+  connect_node(node, inputs, outputs);
   const char* op = current_op_name();
   if (AnomalyMode::is_enabled() || op)
     node->set_forward_context(op ? op : "", current_module_path());
