@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "cuda/launch.h"
+#include "cuda/pack.cuh"
 #include "cuda/tensor_arg.h"
 #include "rt/error.h"
 #include "rt/scalar.h"
@@ -273,11 +274,6 @@ __global__ void flat_kernel(O* out, TypedInputs<S, NIN> in, int64_t n, F f) {
   }
 }
 
-template <typename T, int V>
-struct alignas(sizeof(T) * V) Vec {
-  T v[V];
-};
-
 // As flat_kernel with 16-byte loads of the inputs: V = 16 / sizeof(S) elements per thread and
 // step; the last n % V elements are done one by one.
 template <typename C, typename S, typename O, int NIN, typename F>
@@ -287,10 +283,10 @@ __global__ void vector_kernel(O* out, TypedInputs<S, NIN> in, int64_t n, F f) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   for (int64_t j = tid; j < nvec; j += stride) {
-    Vec<S, V> x[NIN];
+    Pack<S, V> x[NIN];
 #pragma unroll
-    for (int k = 0; k < NIN; ++k) x[k] = reinterpret_cast<const Vec<S, V>*>(in.p[k])[j];
-    Vec<O, V> y;
+    for (int k = 0; k < NIN; ++k) x[k] = reinterpret_cast<const Pack<S, V>*>(in.p[k])[j];
+    Pack<O, V> y;
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       C v[NIN];
@@ -298,7 +294,7 @@ __global__ void vector_kernel(O* out, TypedInputs<S, NIN> in, int64_t n, F f) {
       for (int k = 0; k < NIN; ++k) v[k] = to_reg<C>(x[k].v[e]);
       y.v[e] = from_reg<O>(apply<C, NIN>(f, v));
     }
-    reinterpret_cast<Vec<O, V>*>(out)[j] = y;
+    reinterpret_cast<Pack<O, V>*>(out)[j] = y;
   }
   for (int64_t i = nvec * V + tid; i < n; i += stride) {
     C v[NIN];

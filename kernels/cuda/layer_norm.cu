@@ -6,6 +6,8 @@
 #include "cuda/launch.h"
 #include "cuda/layer_norm.h"
 #include "cuda/nn_dtype.cuh"
+#include "cuda/pack.cuh"
+#include "cuda/row_plan.h"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -13,6 +15,12 @@ namespace {
 constexpr int kWarpRowsMax = 1024;  // rows up to this length get one warp each
 constexpr int kRowsPerBlock = 4;
 constexpr int kLongRowThreads = 512;
+// Packs per thread of the register kernels (row_plan.h): as softmax.cu's, rows up to 32768 float32 elements
+// in the forward; the grad_input kernel holds two rows (x and grad_output), half as many.
+template <typename T>
+constexpr int kForwardMaxVecs = sizeof(T) == 4 ? 8 : 4;
+template <typename T>
+constexpr int kBackwardMaxVecs = kForwardMaxVecs<T> / 2;
 // Parameter-grad reduction: blocks of 32 columns x 16 row lanes, each block covering kChunkRows rows.
 constexpr int kColTile = 32, kRowLanes = 16;
 constexpr int64_t kChunkRows = 256;
@@ -46,6 +54,60 @@ __global__ void layer_norm_forward_kernel(const T* __restrict__ x, const T* __re
   }
 }
 
+// The row in registers (row_plan.h): one read of x, one write of y; mean and variance from the registers
+// (two passes, as the streaming kernel's). weight and bias packs are read where they are applied.
+template <typename T, int kVecs>
+__global__ void __launch_bounds__(kRowMaxThreads)
+    layer_norm_registers_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+                                T* __restrict__ y, double* __restrict__ mean, double* __restrict__ rstd, int64_t packs,
+                                int64_t D, double eps) {
+  using A = acc_t<T>;
+  constexpr int kPer = kPack16<T>;
+  __shared__ A smem[32];
+  const int64_t r = blockIdx.x, row = r * D;
+  Pack16<T> v[kVecs];
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) v[k] = load_pack<T, kPer>(x, row + i * kPer);
+  }
+  A s = 0;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k)
+    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) s += to_acc(v[k].v[e]);
+  const A mu = block_all_reduce(s, SumOp{}, smem) / A(D);
+  A var = 0;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k)
+    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const A d = to_acc(v[k].v[e]) - mu;
+        var += d * d;
+      }
+  const A rs = A(1) / sqrt(block_all_reduce(var, SumOp{}, smem) / A(D) + A(eps));
+  if (threadIdx.x == 0) mean[r] = double(mu), rstd[r] = double(rs);
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) {
+      Pack16<T> wv, bv, o;
+      if (w) wv = load_pack<T, kPer>(w, i * kPer);
+      if (b) bv = load_pack<T, kPer>(b, i * kPer);
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        A h = (to_acc(v[k].v[e]) - mu) * rs;
+        if (w) h *= to_acc(wv.v[e]);
+        if (b) h += to_acc(bv.v[e]);
+        o.v[e] = from_acc<T>(h);
+      }
+      store_pack<T, kPer>(y, row + i * kPer, o);
+    }
+  }
+}
+
 template <typename T, bool kWarp>
 __global__ void layer_norm_grad_input_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                              const T* __restrict__ g, const double* __restrict__ mean,
@@ -71,6 +133,57 @@ __global__ void layer_norm_grad_input_kernel(const T* __restrict__ x, const T* _
   for (int64_t j = G::rank(); j < D; j += G::size()) {
     const A gw = to_acc(gr[j]) * (w ? to_acc(w[j]) : A(1));
     o[j] = from_acc<T>(rs * (gw - sa - (to_acc(xr[j]) - mu) * rs * sb));
+  }
+}
+
+// grad_input with the rows of x and grad_output in registers: one read of each, one write of dx.
+template <typename T, int kVecs>
+__global__ void __launch_bounds__(kRowMaxThreads)
+    layer_norm_grad_input_registers_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                           const T* __restrict__ g, const double* __restrict__ mean,
+                                           const double* __restrict__ rstd, T* __restrict__ dx, int64_t packs,
+                                           int64_t D) {
+  using A = acc_t<T>;
+  constexpr int kPer = kPack16<T>;
+  __shared__ A smem[32];
+  const int64_t r = blockIdx.x, row = r * D;
+  Pack16<T> xv[kVecs], gv[kVecs];
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) xv[k] = load_pack<T, kPer>(x, row + i * kPer), gv[k] = load_pack<T, kPer>(g, row + i * kPer);
+  }
+  const A mu = A(mean[r]), rs = A(rstd[r]);
+  A sa = 0, sb = 0;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) {
+      Pack16<T> wv;
+      if (w) wv = load_pack<T, kPer>(w, i * kPer);
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const A gw = to_acc(gv[k].v[e]) * (w ? to_acc(wv.v[e]) : A(1));
+        sa += gw;
+        sb += gw * (to_acc(xv[k].v[e]) - mu) * rs;
+      }
+    }
+  }
+  sa = block_all_reduce(sa, SumOp{}, smem) / A(D);
+  sb = block_all_reduce(sb, SumOp{}, smem) / A(D);
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) {
+      Pack16<T> wv, o;
+      if (w) wv = load_pack<T, kPer>(w, i * kPer);
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const A gw = to_acc(gv[k].v[e]) * (w ? to_acc(wv.v[e]) : A(1));
+        o.v[e] = from_acc<T>(rs * (gw - sa - (to_acc(xv[k].v[e]) - mu) * rs * sb));
+      }
+      store_pack<T, kPer>(dx, row + i * kPer, o);
+    }
   }
 }
 
@@ -166,7 +279,15 @@ void layer_norm_forward(const TensorArg& out, const TensorArg& mean, const Tenso
     double* mp = static_cast<double*>(mean.data);
     double* rp = static_cast<double*>(rstd.data);
     T* y = static_cast<T*>(out.data);
-    if (D <= kWarpRowsMax)
+    const RowPlan plan = D > kWarpRowsMax ? aligned_row_plan(D, int(sizeof(T)), kForwardMaxVecs<T>,
+                                                             {x.data, weight.data, bias.data, y})
+                                          : RowPlan{};
+    if (plan.vecs)
+      visit_row_vecs<kForwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
+        layer_norm_registers_kernel<T, kVecs><<<unsigned(M), plan.threads, 0, stream>>>(
+            ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, plan.packs, D, eps);
+      });
+    else if (D <= kWarpRowsMax)
       layer_norm_forward_kernel<T, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
                                            stream>>>(ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, D, eps);
     else
@@ -215,7 +336,15 @@ void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
       require_contiguous(grad_input, op, "grad_input");
       require_dtype(grad_input, x.dtype, op, "grad_input");
       T* dx = static_cast<T*>(grad_input.data);
-      if (D <= kWarpRowsMax)
+      const RowPlan plan = D > kWarpRowsMax ? aligned_row_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>,
+                                                               {x.data, weight.data, grad_out.data, dx})
+                                            : RowPlan{};
+      if (plan.vecs)
+        visit_row_vecs<kBackwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
+          layer_norm_grad_input_registers_kernel<T, kVecs><<<unsigned(M), plan.threads, 0, stream>>>(
+              ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, plan.packs, D);
+        });
+      else if (D <= kWarpRowsMax)
         layer_norm_grad_input_kernel<T, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
                                                 32 * kRowsPerBlock, 0, stream>>>(ptr<T>(x), ptr<T>(weight),
                                                                                  ptr<T>(grad_out), mp, rp, dx, M, D);

@@ -8,6 +8,7 @@
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
 #include "cuda/optimizer_step.h"
+#include "cuda/pack.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -31,21 +32,6 @@ acc_t<T> rounded(double d) {
   if constexpr (std::is_same_v<T, __half>) return __half2float(__float2half_rn(float(d)));
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(__float2bfloat16_rn(float(d)));
   else return acc_t<T>(d);
-}
-
-template <typename T, int V>
-struct alignas(sizeof(T) * V) Pack {
-  T v[V];
-};
-
-template <typename T, int V>
-__device__ __forceinline__ Pack<T, V> load_pack(const T* p, int64_t i) {
-  return *reinterpret_cast<const Pack<T, V>*>(p + i);
-}
-
-template <typename T, int V>
-__device__ __forceinline__ void store_pack(T* p, int64_t i, const Pack<T, V>& x) {
-  *reinterpret_cast<Pack<T, V>*>(p + i) = x;
 }
 
 // Elements per 16-byte access of T.

@@ -1,9 +1,12 @@
 // softmax / log_softmax forward and backward. See kernels/cuda/softmax.h.
+#include <cstdint>
 #include <string>
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
+#include "cuda/pack.cuh"
+#include "cuda/row_plan.h"
 #include "cuda/softmax.h"
 
 namespace rt::cuda_kernels {
@@ -12,6 +15,12 @@ namespace {
 constexpr int kWarpRowsMax = 1024;  // rows up to this length get one warp each
 constexpr int kRowsPerBlock = 4;    // warps per block in warp-per-row mode
 constexpr int kLongRowThreads = 512;
+// Packs per thread the register kernels are built for: 32 elements of float32 in the forward (rows up to
+// 32768 elements), 16 of the other types (more spill registers); the backward holds two rows, half as many.
+template <typename T>
+constexpr int kForwardMaxVecs = sizeof(T) == 4 ? 8 : 4;
+template <typename T>
+constexpr int kBackwardMaxVecs = kForwardMaxVecs<T> / 2;
 
 struct Layout {
   int64_t outer = 1, n = 1, inner = 1;
@@ -57,6 +66,50 @@ __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, 
   }
 }
 
+// The whole row in registers (row_plan.h): one read of x and one write of y.
+template <typename T, int kVecs>
+__global__ void __launch_bounds__(kRowMaxThreads)
+    softmax_registers_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t packs, bool log) {
+  using A = acc_t<T>;
+  constexpr int kPer = kPack16<T>;
+  __shared__ A smem[32];
+  const int64_t row = int64_t(blockIdx.x) * packs * kPer;
+  Pack16<T> v[kVecs];
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) v[k] = load_pack<T, kPer>(x, row + i * kPer);
+  }
+  A mx = neg_infinity<A>();
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k)
+    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) mx = MaxOp{}(mx, to_acc(v[k].v[e]));
+  mx = block_all_reduce(mx, MaxOp{}, smem);
+  A sum = 0;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k)
+    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) sum += exp(to_acc(v[k].v[e]) - mx);
+  sum = block_all_reduce(sum, SumOp{}, smem);
+  const A shift = log ? mx + A(::log(sum)) : A(0), scale = A(1) / sum;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) {
+      Pack16<T> o;
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const A xv = to_acc(v[k].v[e]);
+        o.v[e] = from_acc<T>(log ? xv - shift : exp(xv - mx) * scale);
+      }
+      store_pack<T, kPer>(y, row + i * kPer, o);
+    }
+  }
+}
+
 // One thread per (outer, inner) column; neighbouring threads read neighbouring addresses.
 template <typename T>
 __global__ void softmax_columns_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t outer, int64_t n,
@@ -93,6 +146,43 @@ __global__ void softmax_backward_rows_kernel(const T* __restrict__ y, const T* _
   for (int64_t j = G::rank(); j < n; j += G::size()) {
     const A yv = to_acc(y[off + j]), gv = to_acc(g[off + j]);
     gx[off + j] = from_acc<T>(log ? gv - exp(yv) * dot : yv * (gv - dot));
+  }
+}
+
+// Backward with the rows of y and grad_output in registers: one read of each, one write of grad_input.
+template <typename T, int kVecs>
+__global__ void __launch_bounds__(kRowMaxThreads)
+    softmax_backward_registers_kernel(const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ gx,
+                                      int64_t packs, bool log) {
+  using A = acc_t<T>;
+  constexpr int kPer = kPack16<T>;
+  __shared__ A smem[32];
+  const int64_t row = int64_t(blockIdx.x) * packs * kPer;
+  Pack16<T> yv[kVecs], gv[kVecs];
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) yv[k] = load_pack<T, kPer>(y, row + i * kPer), gv[k] = load_pack<T, kPer>(g, row + i * kPer);
+  }
+  A dot = 0;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k)
+    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) dot += log ? to_acc(gv[k].v[e]) : to_acc(gv[k].v[e]) * to_acc(yv[k].v[e]);
+  dot = block_all_reduce(dot, SumOp{}, smem);
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    if (i < packs) {
+      Pack16<T> o;
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const A yk = to_acc(yv[k].v[e]), gk = to_acc(gv[k].v[e]);
+        o.v[e] = from_acc<T>(log ? gk - exp(yk) * dot : yk * (gk - dot));
+      }
+      store_pack<T, kPer>(gx, row + i * kPer, o);
+    }
   }
 }
 
@@ -140,7 +230,13 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
   visit_floating(in.dtype, op, [&]<typename T>() {
     const T* x = static_cast<const T*>(in.data);
     T* y = static_cast<T*>(out.data);
-    if (L.inner == 1 && L.n <= kWarpRowsMax) {
+    const RowPlan plan = L.inner == 1 && L.n > kWarpRowsMax ? aligned_row_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
+    if (plan.vecs) {
+      const unsigned rows = row_blocks(L.outer, false);
+      visit_row_vecs<kForwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
+        softmax_registers_kernel<T, kVecs><<<rows, plan.threads, 0, stream>>>(x, y, plan.packs, log);
+      });
+    } else if (L.inner == 1 && L.n <= kWarpRowsMax) {
       softmax_rows_kernel<T, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(x, y, L.outer, L.n, log);
     } else if (L.inner == 1) {
       softmax_rows_kernel<T, false><<<row_blocks(L.outer, false), kLongRowThreads, 0, stream>>>(x, y, L.outer, L.n, log);
@@ -163,7 +259,14 @@ void softmax_backward(const TensorArg& grad_in, const TensorArg& out, const Tens
     const T* y = static_cast<const T*>(out.data);
     const T* g = static_cast<const T*>(grad_out.data);
     T* gx = static_cast<T*>(grad_in.data);
-    if (L.inner == 1 && L.n <= kWarpRowsMax) {
+    const RowPlan plan =
+        L.inner == 1 && L.n > kWarpRowsMax ? aligned_row_plan(L.n, int(sizeof(T)), kBackwardMaxVecs<T>, {y, g, gx}) : RowPlan{};
+    if (plan.vecs) {
+      const unsigned rows = row_blocks(L.outer, false);
+      visit_row_vecs<kBackwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
+        softmax_backward_registers_kernel<T, kVecs><<<rows, plan.threads, 0, stream>>>(y, g, gx, plan.packs, log);
+      });
+    } else if (L.inner == 1 && L.n <= kWarpRowsMax) {
       softmax_backward_rows_kernel<T, true>
           <<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(y, g, gx, L.outer, L.n, log);
     } else if (L.inner == 1) {

@@ -1,6 +1,7 @@
 // softmax/log_softmax, layer_norm, embedding, cross_entropy, nll_loss, dropout.
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "cases.h"
 
@@ -23,6 +24,24 @@ void softmaxes(OpCheck& check) {
     for (ScalarType dt : {kFloat32, kFloat16, kBFloat16})
       check.run({.op = name, .variant = "dim=-1 long rows " + std::string(dtype_name(dt)), .inputs = {randn_t({8, 5000}, dt) * 4},
                  .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
+    // Rows in registers (kernels/cuda/row_plan.h) when 16-byte aligned and longer than 1024: 257 packs (the
+    // last warp partly idle), the largest forward rows of float32 (8 packs x 1024 threads; the backward
+    // streams) and of float16, float64, and -inf entries. Rows that are not whole packs or start 4 bytes
+    // off stream through the block-per-row kernel.
+    for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{3, 1028}, kFloat32}, {{3, 32768}, kFloat32},
+                             {{2, 32768}, kFloat16}, {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}})
+      check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
+                 .inputs = {randn_t(shape, dt) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
+    check.run({.op = name, .variant = "dim=-1 rows [4, 2048] -inf entries", .inputs = {randn_t({4, 2048}), mask_t({4, 2048}, 0.5)},
+               .grad = {true, false}, .tol = Tol::Reduction, .fn = one([log](const TensorList& in, Device) {
+                 Tensor x = rt::masked_fill(in[0], in[1], -INFINITY);
+                 return log ? rt::log_softmax(x, -1) : rt::softmax(x, -1);
+               })});
+    check.run({.op = name, .variant = "dim=-1 rows [4, 2048] at a 4-byte offset", .inputs = {randn_t({4 * 2048 + 1})}, .grad = {true},
+               .tol = Tol::Reduction, .fn = one([log](const TensorList& in, Device) {
+                 Tensor x = in[0].narrow(0, 1, 4 * 2048).view({4, 2048});
+                 return log ? rt::log_softmax(x, -1) : rt::softmax(x, -1);
+               })});
     check.run({.op = name, .variant = "dim=0", .inputs = {randn_t({37, 3})}, .grad = {true}, .tol = Tol::Reduction, .fn = f(0)});
     check.run({.op = name, .variant = "dim=-1 large logits", .inputs = {randn_t({5, 9}) * 200}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
     check.run({.op = name, .variant = "dim=-1 -inf entries", .inputs = {randn_t({6, 6}), mask_t({6, 6}, 0.3)}, .grad = {true, false},
@@ -59,6 +78,25 @@ void layer_norms(OpCheck& check) {
              .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1]); })});
   check.run({.op = "layer_norm", .variant = "wide rows", .inputs = {randn_t({6, 4096}), randn_t({4096}), randn_t({4096})}, .grad = {true, true, true},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1], in[2]); })});
+  // Rows in registers (kernels/cuda/row_plan.h): 513 packs, float16 (the backward at 2 packs per thread),
+  // float64, bias only; rows that are not whole packs (1030 float32) or start 4 bytes off stream instead.
+  for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 2052}, kFloat32}, {{4, 8192}, kFloat16}, {{3, 2048}, kFloat64},
+                           {{4, 1030}, kFloat32}}) {
+    const int64_t D = shape.back();
+    check.run({.op = "layer_norm", .variant = "rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
+               .inputs = {randn_t(shape, dt) * 2 + 1, randn_t({D}, dt), randn_t({D}, dt)}, .grad = {true, true, true},
+               .tol = Tol::Reduction,
+               .fn = one([D](const TensorList& in, Device) { return rt::layer_norm(in[0], {D}, in[1], in[2]); })});
+  }
+  check.run({.op = "layer_norm", .variant = "rows [4, 3072] bias only", .inputs = {randn_t({4, 3072}), randn_t({3072})},
+             .grad = {true, true}, .tol = Tol::Reduction,
+             .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {3072}, {}, in[1]); })});
+  check.run({.op = "layer_norm", .variant = "rows [3, 2048] no affine", .inputs = {randn_t({3, 2048})}, .grad = {true},
+             .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {2048}); })});
+  check.run({.op = "layer_norm", .variant = "rows [3, 2048] weight at a 4-byte offset", .inputs = {randn_t({3, 2048}), randn_t({2049})},
+             .grad = {true, true}, .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) {
+               return rt::layer_norm(in[0], {2048}, in[1].narrow(0, 1, 2048));
+             })});
   check.run({.op = "layer_norm", .variant = "many rows (weight grad reduction)", .inputs = {randn_t({3000, 24}), randn_t({24}), randn_t({24})},
              .grad = {true, true, true}, .tol = Tol::Reduction,
              .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {24}, in[1], in[2]); })});

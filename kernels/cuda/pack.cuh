@@ -1,0 +1,39 @@
+// kernels/cuda/pack.cuh — V elements of T moved by one aligned vector load or store. Private to
+// kernels/cuda/*.cu.
+//
+//   using P = Pack<float, 4>;                                  // 16 bytes: one LDG.128 / STG.128
+//   P x = load_pack<float, 4>(src, i);                         // src + i is 16-byte aligned
+//   for (int e = 0; e < 4; ++e) x.v[e] *= 2.f;
+//   store_pack<float, 4>(dst, i, x);
+//
+// The alignment of the struct (sizeof(T) * V) is what lets the compiler emit one vector access
+// instead of V scalar ones; the caller checks that the addresses have it.
+#pragma once
+#include <cstdint>
+
+namespace rt::cuda_kernels {
+
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+// Elements per 16-byte pack.
+template <typename T>
+inline constexpr int kPack16 = 16 / int(sizeof(T));
+
+template <typename T>
+using Pack16 = Pack<T, kPack16<T>>;
+
+// The pack of V elements starting at element i of p.
+template <typename T, int V>
+__device__ __forceinline__ Pack<T, V> load_pack(const T* p, int64_t i) {
+  return *reinterpret_cast<const Pack<T, V>*>(p + i);
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void store_pack(T* p, int64_t i, const Pack<T, V>& x) {
+  *reinterpret_cast<Pack<T, V>*>(p + i) = x;
+}
+
+}  // namespace rt::cuda_kernels

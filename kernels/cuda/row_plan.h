@@ -1,0 +1,72 @@
+// kernels/cuda/row_plan.h — how a row-wise kernel (softmax, layer_norm) holds a whole row in registers:
+// one read of the row from memory and one write, however many passes the arithmetic makes.
+//
+//   const RowPlan p = plan_row_in_registers(/*n=*/4096, /*elem_bytes=*/4, /*max_vecs=*/8);
+//   // p.vecs == 4, p.threads == 256: a block of 256 threads per row, 4 16-byte packs each
+//   switch (p.vecs) { case 4: kernel<float, 4><<<rows, p.threads, 0, stream>>>(x, y, p.packs); ... }
+//
+// A row of n elements of elem_bytes each is packs = n * elem_bytes / 16 16-byte packs; thread t of the
+// row's block holds packs t, t + threads, ..., t + (vecs - 1) * threads (neighbouring threads read
+// neighbouring packs). The plan takes the fewest packs per thread (1, 2, 4, 8, ... up to max_vecs) that
+// keeps the block at kRowTargetThreads threads or fewer, so that several rows share a multiprocessor and
+// hide each other's reductions; failing that, max_vecs packs and up to 1024 threads. vecs == 0 when the
+// row is not a whole number of packs or needs more than 1024 * max_vecs packs: the caller then uses a
+// kernel that streams the row instead. Plain C++ (no CUDA headers): tests/cuda/test_row_plan.cpp checks it
+// without a GPU.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "rt/error.h"
+
+namespace rt::cuda_kernels {
+
+inline constexpr int kRowTargetThreads = 256;
+inline constexpr int kRowMaxThreads = 1024;
+
+struct RowPlan {
+  int vecs = 0;     // 16-byte packs per thread: a power of two up to max_vecs; 0: the row does not fit
+  int threads = 0;  // block size: a multiple of 32, at most 1024
+  int64_t packs = 0;  // 16-byte packs per row
+};
+
+// max_vecs: a power of two >= 1, the most packs a kernel instantiation keeps per thread.
+constexpr RowPlan plan_row_in_registers(int64_t n, int elem_bytes, int max_vecs) {
+  if (n <= 0 || elem_bytes <= 0 || (n * elem_bytes) % 16 != 0) return {};
+  const int64_t packs = n * elem_bytes / 16;
+  auto round32 = [](int64_t t) { return int((t + 31) / 32 * 32); };
+  for (int vecs = 1; vecs <= max_vecs; vecs *= 2) {
+    const int64_t threads = (packs + vecs - 1) / vecs;
+    if (threads <= kRowTargetThreads) return {vecs, round32(threads), packs};
+  }
+  int top = 1;
+  while (top * 2 <= max_vecs) top *= 2;
+  const int64_t threads = (packs + top - 1) / top;
+  if (threads > kRowMaxThreads) return {};
+  return {top, round32(threads), packs};
+}
+
+// The plan for rows that start at 16-byte aligned addresses in every tensor the kernel reads or
+// writes: each base pointer aligned (rows follow when the row length is a whole number of packs).
+inline RowPlan aligned_row_plan(int64_t n, int elem_bytes, int max_vecs, std::initializer_list<const void*> bases) {
+  for (const void* p : bases)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return {};
+  return plan_row_in_registers(n, elem_bytes, max_vecs);
+}
+
+// Calls f.template operator()<kVecs>() with the plan's packs per thread as a constant (1, 2, 4 and,
+// when kMaxVecs allows, 8): the kernels are instantiated for these.
+template <int kMaxVecs, typename F>
+void visit_row_vecs(int vecs, F&& f) {
+  if (vecs == 1) return f.template operator()<1>();
+  if (vecs == 2) return f.template operator()<2>();
+  if constexpr (kMaxVecs >= 4)
+    if (vecs == 4) return f.template operator()<4>();
+  if constexpr (kMaxVecs >= 8)
+    if (vecs == 8) return f.template operator()<8>();
+  throw Error("row kernel: no instantiation keeps " + std::to_string(vecs) + " packs per thread (at most " +
+              std::to_string(kMaxVecs) + ")");
+}
+
+}  // namespace rt::cuda_kernels
