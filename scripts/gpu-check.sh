@@ -45,9 +45,10 @@
 # --sanitize FILTER (a second call in the same lease, once the first has built): builds what is missing,
 # then runs only the op-check cases whose name contains FILTER ("all": every case) under
 # compute-sanitizer's memcheck, which reports out-of-bounds and misaligned accesses with the kernel and
-# the faulting thread (exit 1 when it finds any). It sees accesses that leave an allocation of the
-# caching allocator's (a 2 MiB or 20 MiB segment, or a large tensor's own), not one tensor's overrun into
-# its neighbour in the same segment. Memcheck slows kernels down many times: pick a filter
+# the faulting thread (exit 1 when it finds any). It runs with PYTORCH_NO_CUDA_MEMORY_CACHING=1, so every
+# tensor and scratch buffer is a cudaMalloc of its exact size and an access one element past its end is
+# reported (inside the caching allocator's shared segments it would land in a neighbour unnoticed).
+# Memcheck slows kernels down many times: pick a filter
 # (an op name such as softmax, or "split") that fits the budget. It works on Firecracker GPU machines, not
 # on gVisor ones (KINDS.md). The device-tool call:
 #
@@ -342,8 +343,9 @@ sanitize_op_check() {
   tool=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   [[ -x $tool ]] || { echo "skipped: compute-sanitizer not found (on PATH or in /usr/local/cuda/bin)"; return 77; }
   [[ $1 == all ]] || filter=("$1")
-  echo "$tool --tool memcheck --error-exitcode 3 --leak-check no --print-limit 20 rt_cuda_op_check ${filter[*]}"
-  "$tool" --tool memcheck --error-exitcode 3 --leak-check no --print-limit 20 "$BUILD/bin/rt_cuda_op_check" "${filter[@]}"
+  echo "PYTORCH_NO_CUDA_MEMORY_CACHING=1 $tool --tool memcheck --error-exitcode 3 --leak-check no --print-limit 20" \
+    "rt_cuda_op_check ${filter[*]}"
+  PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$tool" --tool memcheck --error-exitcode 3 --leak-check no --print-limit 20 "$BUILD/bin/rt_cuda_op_check" "${filter[@]}"
   local rc=$?
   case $rc in
     0) echo "memcheck: no errors; every case passed" ;;

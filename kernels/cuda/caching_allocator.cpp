@@ -24,6 +24,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <string_view>
 
 #include "memory_events.h"
 #include "rt/error.h"
@@ -72,7 +73,10 @@ std::string format_bytes(size_t bytes) {
   return fmt::format("{:.2f} {}", v, kUnits[unit]);
 }
 
-CachingAllocator::CachingAllocator(SegmentSource& source) : source_(source), device_(source.device()) {}
+bool no_caching_requested(const char* value) { return value && *value && std::string_view(value) != "0"; }
+
+CachingAllocator::CachingAllocator(SegmentSource& source, AllocatorOptions options)
+    : source_(source), device_(source.device()), caching_(options.caching) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lk(mu_);
@@ -106,7 +110,7 @@ void* CachingAllocator::allocate(size_t bytes, StreamId stream) {
     ooms_.fetch_add(1, std::memory_order_relaxed);
     throw_oom(bytes, bytes);
   }
-  const size_t rounded = round_request(bytes);
+  const size_t rounded = caching_ ? round_request(bytes) : bytes;
   const MemoryCategory category = current_memory_category();
   std::unique_lock<std::mutex> lk(mu_);
   if (!pending_.empty()) process_events(/*wait=*/false);
@@ -216,6 +220,7 @@ CachingAllocator::FreeBlocks& CachingAllocator::pool_of(const Block* b) { return
 
 CachingAllocator::Block* CachingAllocator::take_block(size_t rounded, StreamId stream) {
   const bool small = rounded <= kSmallRequestMax;
+  if (!caching_) return new_segment(rounded, small, stream);  // exactly the bytes asked for, never split
   FreeBlocks& pool = small ? small_free_ : large_free_;
   Block key;
   key.stream = stream;
@@ -225,15 +230,14 @@ CachingAllocator::Block* CachingAllocator::take_block(size_t rounded, StreamId s
     b = *it;
     pool.erase(it);
   } else {
-    b = new_segment(rounded, small, stream);
+    b = new_segment(segment_size_for(rounded), small, stream);
     if (!b) return nullptr;
   }
   split(b, rounded);
   return b;
 }
 
-CachingAllocator::Block* CachingAllocator::new_segment(size_t rounded, bool small, StreamId stream) {
-  const size_t size = segment_size_for(rounded);
+CachingAllocator::Block* CachingAllocator::new_segment(size_t size, bool small, StreamId stream) {
   auto b = std::make_unique<Block>();
   void* p = source_.allocate_segment(size);
   if (!p) return nullptr;
@@ -265,6 +269,15 @@ void CachingAllocator::split(Block* b, size_t rounded) {
 }
 
 void CachingAllocator::release_block(Block* b) {
+  if (!caching_) {  // a block is its whole segment
+    try {
+      free_segment(b);
+    } catch (...) {
+      // deallocate runs in destructors and must not throw: a failed free (a broken CUDA
+      // context) loses the segment, which the books already no longer count.
+    }
+    return;
+  }
   FreeBlocks& pool = pool_of(b);
   if (Block* prev = b->prev; prev && !prev->allocated) {
     pool.erase(prev);
@@ -299,12 +312,16 @@ void CachingAllocator::release_unused_segments() {
         continue;
       }
       it = pool->erase(it);
-      const std::unique_ptr<Block> owned(b);
-      reserved_.fetch_sub(b->size, std::memory_order_relaxed);
-      segments_.fetch_sub(1, std::memory_order_relaxed);
-      source_.free_segment(b->ptr, b->size);
+      free_segment(b);
     }
   }
+}
+
+void CachingAllocator::free_segment(Block* b) {
+  const std::unique_ptr<Block> owned(b);
+  reserved_.fetch_sub(b->size, std::memory_order_relaxed);
+  segments_.fetch_sub(1, std::memory_order_relaxed);
+  source_.free_segment(b->ptr, b->size);
 }
 
 AllocatorStats CachingAllocator::stats() const {

@@ -38,6 +38,13 @@
 //   the pools until every event has completed (checked at each allocate(); empty_cache() and
 //   the out-of-memory retry wait for them). Its bytes leave allocated_bytes at deallocate().
 //
+// Without caching (AllocatorOptions{.caching = false}; the engine's device allocators when the
+// environment sets PYTORCH_NO_CUDA_MEMORY_CACHING=1, PyTorch's switch) every request is a
+// segment of exactly the bytes asked for, handed back to the source as soon as the block is free
+// (after other streams' events, as above). Slow (a cudaMalloc and a cudaFree per tensor), but a
+// tool such as compute-sanitizer's memcheck then sees an access past a tensor's last byte, which
+// inside a cached segment lands in a neighbouring block and goes unnoticed.
+//
 // Every allocation and free emits an rt::MemoryEvent (rt/allocator.h) with the block size, the
 // source's device, the category current on the allocating thread (a free reports the category
 // its block was allocated under) and total_after = allocated bytes after the event. Events are
@@ -116,9 +123,17 @@ struct AllocatorStats {
   size_t pending_events = 0;        // events that freed blocks still wait for (other streams)
 };
 
+struct AllocatorOptions {
+  bool caching = true;  // false: a segment per request, freed with its block (see above)
+};
+
+// True when the environment variable's value asks for no caching: set, and neither "" nor "0"
+// (PyTorch reads PYTORCH_NO_CUDA_MEMORY_CACHING the same way). `value` is getenv's result.
+bool no_caching_requested(const char* value);
+
 class CachingAllocator final : public Allocator {
  public:
-  explicit CachingAllocator(SegmentSource& source);
+  explicit CachingAllocator(SegmentSource& source, AllocatorOptions options = {});
   // Returns unused segments to the source. Segments still holding live blocks are left alone
   // (tensors that outlive their allocator keep their memory).
   ~CachingAllocator() override;
@@ -138,6 +153,7 @@ class CachingAllocator final : public Allocator {
   // Throws rt::ValueError for a pointer this allocator did not hand out (or already took back).
   void deallocate(void* p, size_t bytes) override;
   Device device() const override;
+  bool caching() const { return caching_; }
 
   // Waits for the events of blocks freed while other streams used them, then returns every
   // segment with no live block to the source.
@@ -159,9 +175,10 @@ class CachingAllocator final : public Allocator {
   };
 
   Block* take_block(size_t rounded, StreamId stream);  // lock held; nullptr when the source refused
-  Block* new_segment(size_t rounded, bool small, StreamId stream);
+  Block* new_segment(size_t bytes, bool small, StreamId stream);  // a segment of `bytes` as one free block
   void split(Block* b, size_t rounded);
   void release_block(Block* b);
+  void free_segment(Block* b);  // b is a whole unused segment, in no pool
   void release_unused_segments();
   void process_events(bool wait);  // lock held: releases blocks whose events all completed
   void event_completed(Block* b);
@@ -170,6 +187,7 @@ class CachingAllocator final : public Allocator {
 
   SegmentSource& source_;
   const Device device_;
+  const bool caching_;
   mutable std::mutex mu_;
   FreeBlocks small_free_;
   FreeBlocks large_free_;

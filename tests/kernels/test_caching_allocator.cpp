@@ -678,3 +678,78 @@ TEST_CASE("a failed event query leaves the books straight: nothing released twic
   CHECK(source.live_segments() == 0);  // every block merged back once: the segment is whole
   CHECK(alloc.stats().reserved_bytes == 0);
 }
+
+TEST_CASE("without caching every request is a segment of its exact size, freed with its block") {
+  HostSegmentSource source(kPlenty);
+  CachingAllocator alloc(source, {.caching = false});
+  CHECK_FALSE(alloc.caching());
+  EventLog log;
+  rt::add_memory_observer(&log);
+  void* a = alloc.allocate(1000, kS1);
+  void* b = alloc.allocate(1000, kS1);
+  CHECK(source.requests() == std::vector<size_t>{1000, 1000});  // no rounding, no shared segment
+  CHECK(alloc.stats().allocated_bytes == 2000);
+  CHECK(alloc.stats().reserved_bytes == 2000);
+  CHECK(alloc.stats().segments == 2);
+  fill(a, 1000, 0xAA);
+  fill(b, 1000, 0xBB);
+  CHECK(holds(a, 1000, 0xAA));
+  alloc.deallocate(a, 1000);
+  CHECK(source.live_segments() == 1);  // back to the source at once, nothing cached
+  CHECK(alloc.stats().reserved_bytes == 1000);
+  void* c = alloc.allocate(1000, kS1);
+  CHECK(source.requests().size() == 3);  // asked again, not served from a cache
+  alloc.deallocate(b, 1000);
+  alloc.deallocate(c, 1000);
+  rt::remove_memory_observer(&log);
+  CHECK(source.live_segments() == 0);
+  CHECK(alloc.stats().reserved_bytes == 0);
+  CHECK(alloc.stats().allocated_bytes == 0);
+  CHECK(alloc.stats().peak_reserved_bytes == 2000);
+  REQUIRE(log.events.size() == 6);  // the same events as with caching, with the exact sizes
+  CHECK(log.events[0].bytes == 1000);
+
+  void* big = alloc.allocate(30 * MiB + 3, kS1);  // large requests too: no 2 MiB rounding
+  CHECK(source.requests().back() == 30 * MiB + 3);
+  alloc.deallocate(big, 30 * MiB + 3);
+  CHECK(source.used() == 0);
+}
+
+TEST_CASE("without caching a block another stream uses goes back to the source after its event") {
+  HostSegmentSource source(kPlenty);
+  CachingAllocator alloc(source, {.caching = false});
+  void* p = alloc.allocate(4 * KiB, kS1);
+  alloc.record_stream(p, kS2);
+  alloc.deallocate(p, 4 * KiB);
+  CHECK(source.live_segments() == 1);  // s2 may still read it
+  CHECK(alloc.stats().pending_events == 1);
+  void* q = alloc.allocate(4 * KiB, kS1);
+  CHECK(source.live_segments() == 2);
+  source.complete(kS2);
+  alloc.deallocate(q, 4 * KiB);
+  void* r = alloc.allocate(512, kS1);  // each allocation polls the events: p's segment is freed
+  CHECK(alloc.stats().pending_events == 0);
+  CHECK(source.live_segments() == 1);
+  alloc.deallocate(r, 512);
+  CHECK(source.live_segments() == 0);
+  CHECK(source.events_alive() == 0);
+}
+
+TEST_CASE("without caching a refused request is an OutOfMemoryError") {
+  HostSegmentSource source(4 * MiB);
+  CachingAllocator alloc(source, {.caching = false});
+  void* keep = alloc.allocate(3 * MiB);
+  CHECK_THROWS_AS(alloc.allocate(2 * MiB), rt::OutOfMemoryError);
+  alloc.deallocate(keep, 3 * MiB);
+  void* fits = alloc.allocate(2 * MiB);  // the memory came back with the block
+  alloc.deallocate(fits, 2 * MiB);
+  CHECK(alloc.stats().ooms == 1);
+}
+
+TEST_CASE("PYTORCH_NO_CUDA_MEMORY_CACHING turns caching off when set to anything but empty or 0") {
+  CHECK_FALSE(rt::cuda::no_caching_requested(nullptr));
+  CHECK_FALSE(rt::cuda::no_caching_requested(""));
+  CHECK_FALSE(rt::cuda::no_caching_requested("0"));
+  CHECK(rt::cuda::no_caching_requested("1"));
+  CHECK(rt::cuda::no_caching_requested("true"));
+}

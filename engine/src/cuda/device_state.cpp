@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,7 +23,10 @@ namespace detail {
 namespace {
 
 struct DeviceMemory {
-  explicit DeviceMemory(int index) : source(index, &current_stream_handle), allocator(source) {}
+  // PYTORCH_NO_CUDA_MEMORY_CACHING=1: a cudaMalloc per tensor (for compute-sanitizer; caching_allocator.h).
+  explicit DeviceMemory(int index)
+      : source(index, &current_stream_handle),
+        allocator(source, {.caching = !no_caching_requested(std::getenv("PYTORCH_NO_CUDA_MEMORY_CACHING"))}) {}
   CudaSegmentSource source;
   CachingAllocator allocator;
 };
