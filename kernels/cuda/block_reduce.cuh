@@ -9,11 +9,16 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cmath>
+#include <type_traits>
+
 namespace rt::cuda_kernels {
 
 struct SumOp {
   template <typename T>
   __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+  template <typename T>
+  __device__ __forceinline__ static T identity() { return T(0); }
 };
 
 // NaN-propagating max (fmax would drop NaNs; the CPU's std::max keeps the first NaN it meets,
@@ -21,6 +26,11 @@ struct SumOp {
 struct MaxOp {
   template <typename T>
   __device__ __forceinline__ T operator()(T a, T b) const { return (a != a || a > b) ? a : b; }
+  template <typename T>
+  __device__ __forceinline__ static T identity() {
+    static_assert(std::is_floating_point_v<T>, "MaxOp reduces float or double");
+    return T(-INFINITY);
+  }
 };
 
 template <typename T, typename Op>
@@ -30,7 +40,9 @@ __device__ __forceinline__ T warp_all_reduce(T v, Op op) {
   return v;
 }
 
-// `smem` holds at least 32 values; it may be reused right after the call returns.
+// `smem` holds at least 32 values; it may be reused right after the call returns. Each warp
+// reduces its lanes, then every warp reduces the warps' partials itself with shuffles (one
+// shared-memory read per thread; the xor butterfly gives all lanes the same value).
 template <typename T, typename Op>
 __device__ __forceinline__ T block_all_reduce(T v, Op op, T* smem) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
@@ -38,9 +50,7 @@ __device__ __forceinline__ T block_all_reduce(T v, Op op, T* smem) {
   __syncthreads();  // smem may still be read by a previous call
   if (lane == 0) smem[warp] = v;
   __syncthreads();
-  T r = smem[0];
-  for (int w = 1; w < warps; ++w) r = op(r, smem[w]);
-  return r;
+  return warp_all_reduce(lane < warps ? smem[lane] : Op::template identity<T>(), op);
 }
 
 // A group of threads reducing one row: a warp (kWarp) or the whole block.

@@ -11,7 +11,7 @@
 // keeps the block at kRowTargetThreads threads or fewer, so that several rows share a multiprocessor and
 // hide each other's reductions; failing that, max_vecs packs and up to 1024 threads. vecs == 0 when the
 // row is not a whole number of packs or needs more than 1024 * max_vecs packs: the caller then uses a
-// kernel that streams the row instead. Plain C++ (no CUDA headers): tests/cuda/test_row_plan.cpp checks it
+// kernel that streams the row instead. Plain C++ (no CUDA headers): tests/kernels/test_row_plan.cpp checks it
 // without a GPU.
 #pragma once
 #include <cstdint>

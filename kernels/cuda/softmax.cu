@@ -1,6 +1,7 @@
 // softmax / log_softmax forward and backward. See kernels/cuda/softmax.h.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/launch.h"
@@ -87,12 +88,20 @@ __global__ void __launch_bounds__(kRowMaxThreads)
 #pragma unroll
       for (int e = 0; e < kPer; ++e) mx = MaxOp{}(mx, to_acc(v[k].v[e]));
   mx = block_all_reduce(mx, MaxOp{}, smem);
+  // softmax of float32/float64 keeps exp(x - max) in the registers for the output pass (one exp per
+  // element, the same values); the half types would round it, so they compute it again.
+  constexpr bool kKeepExp = std::is_same_v<T, A>;
   A sum = 0;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k)
     if (threadIdx.x + int64_t(k) * blockDim.x < packs)
 #pragma unroll
-      for (int e = 0; e < kPer; ++e) sum += exp(to_acc(v[k].v[e]) - mx);
+      for (int e = 0; e < kPer; ++e) {
+        const A ex = exp(to_acc(v[k].v[e]) - mx);
+        if constexpr (kKeepExp)
+          if (!log) v[k].v[e] = ex;
+        sum += ex;
+      }
   sum = block_all_reduce(sum, SumOp{}, smem);
   const A shift = log ? mx + A(::log(sum)) : A(0), scale = A(1) / sum;
 #pragma unroll
@@ -103,7 +112,9 @@ __global__ void __launch_bounds__(kRowMaxThreads)
 #pragma unroll
       for (int e = 0; e < kPer; ++e) {
         const A xv = to_acc(v[k].v[e]);
-        o.v[e] = from_acc<T>(log ? xv - shift : exp(xv - mx) * scale);
+        if (log) o.v[e] = from_acc<T>(xv - shift);
+        else if constexpr (kKeepExp) o.v[e] = from_acc<T>(xv * scale);  // xv is exp(x - max) here
+        else o.v[e] = from_acc<T>(exp(xv - mx) * scale);
       }
       store_pack<T, kPer>(y, row + i * kPer, o);
     }

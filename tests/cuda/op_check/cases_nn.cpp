@@ -24,15 +24,19 @@ void softmaxes(OpCheck& check) {
     for (ScalarType dt : {kFloat32, kFloat16, kBFloat16})
       check.run({.op = name, .variant = "dim=-1 long rows " + std::string(dtype_name(dt)), .inputs = {randn_t({8, 5000}, dt) * 4},
                  .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
-    // Rows in registers (kernels/cuda/row_plan.h) when 16-byte aligned and longer than 1024: 257 packs (the
-    // last warp partly idle), the largest forward rows of float32 (8 packs x 1024 threads; the backward
-    // streams) and of float16, float64, and -inf entries. Rows that are not whole packs or start 4 bytes
-    // off stream through the block-per-row kernel.
-    for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{3, 1028}, kFloat32}, {{3, 32768}, kFloat32},
-                             {{2, 32768}, kFloat16}, {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}})
+    // Rows in registers (kernels/cuda/row_plan.h) when 16-byte aligned and longer than 1024, one plan per
+    // shape (packs per thread x threads, forward / backward): 2x160 / 2x160 ([3, 1028] f32), 4x256 / 4x256
+    // (the benchmark's [.., 4096] f32), 8x1024 / streaming ([3, 32768] f32), 1x160 with idle threads
+    // ([3, 1032] f16 and bf16), 2x256 / 2x256 ([3, 4096] f16), 4x1024 / streaming ([2, 32768] f16), 4x256
+    // / 2x512 ([3, 2048] f64); whole -inf rows and -inf entries. Rows that are not whole packs ([4, 1030]
+    // f32) or start 4 bytes off stream through the block-per-row kernel.
+    for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{3, 1028}, kFloat32}, {{4, 4096}, kFloat32}, {{3, 32768}, kFloat32},
+                             {{3, 1032}, kFloat16}, {{3, 1032}, kBFloat16}, {{3, 4096}, kFloat16}, {{2, 32768}, kFloat16},
+                             {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}})
       check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
                  .inputs = {randn_t(shape, dt) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
-    check.run({.op = name, .variant = "dim=-1 rows [4, 2048] -inf entries", .inputs = {randn_t({4, 2048}), mask_t({4, 2048}, 0.5)},
+    check.run({.op = name, .variant = "dim=-1 rows [4, 2048] -inf entries, row 2 all -inf (NaN)",
+               .inputs = {randn_t({4, 2048}), rt::logical_or(mask_t({4, 2048}, 0.5), rt::eq(rt::arange(4).view({4, 1}), rt::full({}, 2, kInt64)))},
                .grad = {true, false}, .tol = Tol::Reduction, .fn = one([log](const TensorList& in, Device) {
                  Tensor x = rt::masked_fill(in[0], in[1], -INFINITY);
                  return log ? rt::log_softmax(x, -1) : rt::softmax(x, -1);
@@ -78,10 +82,14 @@ void layer_norms(OpCheck& check) {
              .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1]); })});
   check.run({.op = "layer_norm", .variant = "wide rows", .inputs = {randn_t({6, 4096}), randn_t({4096}), randn_t({4096})}, .grad = {true, true, true},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1], in[2]); })});
-  // Rows in registers (kernels/cuda/row_plan.h): 513 packs, float16 (the backward at 2 packs per thread),
-  // float64, bias only; rows that are not whole packs (1030 float32) or start 4 bytes off stream instead.
-  for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 2052}, kFloat32}, {{4, 8192}, kFloat16}, {{3, 2048}, kFloat64},
-                           {{4, 1030}, kFloat32}}) {
+  // Rows in registers (kernels/cuda/row_plan.h), plans as softmax's (forward / grad_input): 4x160 / 4x160
+  // ([5, 2052] f32), 8x1024 / streaming ([2, 32768] f32), 1x160 with idle threads ([3, 1032] f16 and
+  // bf16), 2x256 / 2x256 ([3, 4096] f16), 4x256 / 2x512 ([4, 8192] f16, [2, 8192] bf16, [3, 2048] f64);
+  // bias only, no affine. Rows that are not whole packs ([4, 1030] f32), too long for registers
+  // ([2, 32776] f32), or a weight 4 bytes off stream instead.
+  for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 2052}, kFloat32}, {{2, 32768}, kFloat32}, {{3, 1032}, kFloat16},
+                           {{3, 1032}, kBFloat16}, {{3, 4096}, kFloat16}, {{4, 8192}, kFloat16}, {{2, 8192}, kBFloat16},
+                           {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}, {{2, 32776}, kFloat32}}) {
     const int64_t D = shape.back();
     check.run({.op = "layer_norm", .variant = "rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
                .inputs = {randn_t(shape, dt) * 2 + 1, randn_t({D}, dt), randn_t({D}, dt)}, .grad = {true, true, true},
