@@ -15,12 +15,11 @@ namespace {
 constexpr int kWarpRowsMax = 1024;  // rows up to this length get one warp each
 constexpr int kRowsPerBlock = 4;
 constexpr int kLongRowThreads = 512;
-// Packs per thread of the register kernels (row_plan.h): as softmax.cu's, rows up to 32768 float32 elements
-// in the forward; the grad_input kernel holds two rows (x and grad_output), half as many.
+// Packs per thread of the register kernels (row_plan.h): the backward holds two rows.
 template <typename T>
-constexpr int kForwardMaxVecs = sizeof(T) == 4 ? 8 : 4;
+constexpr int kForwardMaxVecs = max_row_vecs(sizeof(T), 1);
 template <typename T>
-constexpr int kBackwardMaxVecs = kForwardMaxVecs<T> / 2;
+constexpr int kBackwardMaxVecs = max_row_vecs(sizeof(T), 2);
 // Parameter-grad reduction: blocks of 32 columns x 16 row lanes, each block covering kChunkRows rows.
 constexpr int kColTile = 32, kRowLanes = 16;
 constexpr int64_t kChunkRows = 256;

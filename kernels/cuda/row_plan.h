@@ -25,6 +25,12 @@ namespace rt::cuda_kernels {
 inline constexpr int kRowTargetThreads = 256;
 inline constexpr int kRowMaxThreads = 1024;
 
+// The most packs per thread the row kernels are instantiated for, by element size and the number of rows
+// a thread holds (1: softmax/layer_norm forward; 2: a backward holding the row and its gradient): 8 for
+// one float32 row (rows up to 32768 elements), 4 for the other types, halved for two rows. That keeps
+// 1024-thread blocks within their 64 registers per thread without spills (checked with -Xptxas -v).
+constexpr int max_row_vecs(int elem_bytes, int rows_held) { return (elem_bytes == 4 ? 8 : 4) / rows_held; }
+
 struct RowPlan {
   int vecs = 0;     // 16-byte packs per thread: a power of two up to max_vecs; 0: the row does not fit
   int threads = 0;  // block size: a multiple of 32, at most 1024

@@ -16,12 +16,11 @@ namespace {
 constexpr int kWarpRowsMax = 1024;  // rows up to this length get one warp each
 constexpr int kRowsPerBlock = 4;    // warps per block in warp-per-row mode
 constexpr int kLongRowThreads = 512;
-// Packs per thread the register kernels are built for: 32 elements of float32 in the forward (rows up to
-// 32768 elements), 16 of the other types (more spill registers); the backward holds two rows, half as many.
+// Packs per thread of the register kernels (row_plan.h): the backward holds two rows.
 template <typename T>
-constexpr int kForwardMaxVecs = sizeof(T) == 4 ? 8 : 4;
+constexpr int kForwardMaxVecs = max_row_vecs(sizeof(T), 1);
 template <typename T>
-constexpr int kBackwardMaxVecs = kForwardMaxVecs<T> / 2;
+constexpr int kBackwardMaxVecs = max_row_vecs(sizeof(T), 2);
 
 struct Layout {
   int64_t outer = 1, n = 1, inner = 1;

@@ -88,3 +88,15 @@ TEST_CASE("visit_row_vecs hands the kernel its packs per thread as a constant") 
   CHECK_THROWS_AS(rt::cuda_kernels::visit_row_vecs<4>(8, record), rt::Error);
   CHECK_THROWS_WITH(rt::cuda_kernels::visit_row_vecs<2>(4, record), Catch::Contains("at most 2"));
 }
+
+TEST_CASE("packs per thread the kernels are built for") {
+  using rt::cuda_kernels::max_row_vecs;
+  CHECK(max_row_vecs(4, 1) == 8);  // float32 forward: rows up to 32768
+  CHECK(max_row_vecs(4, 2) == 4);
+  CHECK(max_row_vecs(2, 1) == 4);  // float16 / bfloat16: 32768 too, 8 elements per pack
+  CHECK(max_row_vecs(2, 2) == 2);
+  CHECK(max_row_vecs(8, 1) == 4);
+  CHECK(plan_row_in_registers(32768, 4, max_row_vecs(4, 1)).vecs == 8);
+  CHECK(plan_row_in_registers(32768, 2, max_row_vecs(2, 1)).vecs == 4);
+  CHECK(plan_row_in_registers(32768, 4, max_row_vecs(4, 2)).vecs == 0);  // the backward streams these
+}
