@@ -24,6 +24,7 @@ namespace rt::cuda_kernels {
 
 inline constexpr int kRowTargetThreads = 256;
 inline constexpr int kRowMaxThreads = 1024;
+inline constexpr int kRowSharedThreads = 512;  // blocks of a plan with shared_vecs: two share a multiprocessor
 
 // The most packs per thread the row kernels are instantiated for, by element size and the number of rows
 // a thread holds (1: softmax/layer_norm forward; 2: a backward holding the row and its gradient): 8 for
@@ -35,6 +36,11 @@ struct RowPlan {
   int vecs = 0;     // 16-byte packs per thread: a power of two up to max_vecs; 0: the row does not fit
   int threads = 0;  // block size: a multiple of 32, at most 1024
   int64_t packs = 0;  // 16-byte packs per row
+  // Packs per thread kept in shared memory after the `vecs` in registers (with_shared_half); 0: none.
+  // Thread t's shared packs are row packs vecs * threads + t + k * threads, k < shared_vecs.
+  int shared_vecs = 0;
+
+  int64_t shared_bytes() const { return int64_t(shared_vecs) * threads * 16; }
 };
 
 // max_vecs: a power of two >= 1, the most packs a kernel instantiation keeps per thread.
@@ -51,6 +57,16 @@ constexpr RowPlan plan_row_in_registers(int64_t n, int elem_bytes, int max_vecs)
   const int64_t threads = (packs + top - 1) / top;
   if (threads > kRowMaxThreads) return {};
   return {top, round32(threads), packs};
+}
+
+// A plan whose block needs more than kRowSharedThreads threads (one block then fills a multiprocessor's
+// registers, and its loads, arithmetic and stores cannot overlap another row's), redone with each thread
+// holding as many packs again in shared memory: at most 512 threads and 64 registers each, so two blocks
+// (two rows) share a multiprocessor. Other plans are returned as they are.
+constexpr RowPlan with_shared_half(const RowPlan& p) {
+  if (p.vecs == 0 || p.threads <= kRowSharedThreads) return p;
+  const int64_t threads = (p.packs + 2 * p.vecs - 1) / (2 * p.vecs);
+  return {p.vecs, int((threads + 31) / 32 * 32), p.packs, p.vecs};
 }
 
 // The plan for rows that start at 16-byte aligned addresses in every tensor the kernel reads or

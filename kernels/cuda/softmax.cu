@@ -66,51 +66,65 @@ __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, 
   }
 }
 
-// The whole row in registers (row_plan.h): one read of x and one write of y.
-template <typename T, int kVecs>
-__global__ void __launch_bounds__(kRowMaxThreads)
+// The whole row in registers (row_plan.h): one read of x and one write of y. With kShared, the packs
+// after the first kVecs per thread live in dynamic shared memory (RowPlan::shared_vecs = kVecs), and two
+// 512-thread blocks share a multiprocessor.
+template <typename T, int kVecs, bool kShared>
+__global__ void __launch_bounds__(kShared ? kRowSharedThreads : kRowMaxThreads, kShared ? 2 : 1)
     softmax_registers_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t packs, bool log) {
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
+  constexpr int kHeld = kShared ? 2 * kVecs : kVecs;  // packs per thread, registers first
   __shared__ A smem[32];
+  extern __shared__ __align__(16) unsigned char shared_packs[];
+  Pack16<T>* spill = reinterpret_cast<Pack16<T>*>(shared_packs);  // [kVecs * blockDim.x] when kShared
   const int64_t row = int64_t(blockIdx.x) * packs * kPer;
   Pack16<T> v[kVecs];
+  // Pack k of this thread (k < kHeld): k is a constant in every unrolled loop, so v[k] stays in a register.
+  // Passes copy a whole pack out and back (one 16-byte shared access: 4-byte ones would conflict 4 ways).
+  auto held = [&](int k) -> Pack16<T>& { return k < kVecs ? v[k] : spill[threadIdx.x + (k - kVecs) * blockDim.x]; };
 #pragma unroll
-  for (int k = 0; k < kVecs; ++k) {
+  for (int k = 0; k < kHeld; ++k) {
     const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
-    if (i < packs) v[k] = load_pack<T, kPer>(x, row + i * kPer);
+    if (i < packs) held(k) = load_pack<T, kPer>(x, row + i * kPer);
   }
   A mx = neg_infinity<A>();
 #pragma unroll
-  for (int k = 0; k < kVecs; ++k)
-    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+  for (int k = 0; k < kHeld; ++k)
+    if (threadIdx.x + int64_t(k) * blockDim.x < packs) {
+      const Pack16<T> p = held(k);
 #pragma unroll
-      for (int e = 0; e < kPer; ++e) mx = MaxOp{}(mx, to_acc(v[k].v[e]));
+      for (int e = 0; e < kPer; ++e) mx = MaxOp{}(mx, to_acc(p.v[e]));
+    }
   mx = block_all_reduce(mx, MaxOp{}, smem);
   // softmax of float32/float64 keeps exp(x - max) in the registers for the output pass (one exp per
   // element, the same values); the half types would round it, so they compute it again.
   constexpr bool kKeepExp = std::is_same_v<T, A>;
   A sum = 0;
 #pragma unroll
-  for (int k = 0; k < kVecs; ++k)
-    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+  for (int k = 0; k < kHeld; ++k)
+    if (threadIdx.x + int64_t(k) * blockDim.x < packs) {
+      Pack16<T> p = held(k);
 #pragma unroll
       for (int e = 0; e < kPer; ++e) {
-        const A ex = exp(to_acc(v[k].v[e]) - mx);
-        if constexpr (kKeepExp)
-          if (!log) v[k].v[e] = ex;
+        const A ex = exp(to_acc(p.v[e]) - mx);
+        if constexpr (kKeepExp) p.v[e] = ex;
         sum += ex;
       }
+      if constexpr (kKeepExp)
+        if (!log) held(k) = p;
+    }
   sum = block_all_reduce(sum, SumOp{}, smem);
   const A shift = log ? mx + A(::log(sum)) : A(0), scale = A(1) / sum;
 #pragma unroll
-  for (int k = 0; k < kVecs; ++k) {
+  for (int k = 0; k < kHeld; ++k) {
     const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
     if (i < packs) {
+      const Pack16<T> p = held(k);
       Pack16<T> o;
 #pragma unroll
       for (int e = 0; e < kPer; ++e) {
-        const A xv = to_acc(v[k].v[e]);
+        const A xv = to_acc(p.v[e]);
         if (log) o.v[e] = from_acc<T>(xv - shift);
         else if constexpr (kKeepExp) o.v[e] = from_acc<T>(xv * scale);  // xv is exp(x - max) here
         else o.v[e] = from_acc<T>(exp(xv - mx) * scale);
@@ -243,8 +257,24 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
     const RowPlan plan = L.inner == 1 && L.n > kWarpRowsMax ? aligned_row_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
     if (plan.vecs) {
       const unsigned rows = row_blocks(L.outer, false);
+      const RowPlan shared = with_shared_half(plan);
       visit_row_vecs<kForwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
-        softmax_registers_kernel<T, kVecs><<<rows, plan.threads, 0, stream>>>(x, y, plan.packs, log);
+        if constexpr (kVecs == kForwardMaxVecs<T>) {  // only the widest plans are split (with_shared_half)
+          if (shared.shared_vecs) {
+            // Beyond 48 KiB a kernel must ask for its shared memory; a device that cannot give it keeps
+            // the row in one block's registers instead.
+            const cudaError_t e = cudaFuncSetAttribute(softmax_registers_kernel<T, kVecs, true>,
+                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                       int(shared.shared_bytes()));
+            if (e == cudaSuccess) {
+              softmax_registers_kernel<T, kVecs, true>
+                  <<<rows, shared.threads, size_t(shared.shared_bytes()), stream>>>(x, y, shared.packs, log);
+              return;
+            }
+            cudaGetLastError();  // the refused attribute is not an error of this op
+          }
+        }
+        softmax_registers_kernel<T, kVecs, false><<<rows, plan.threads, 0, stream>>>(x, y, plan.packs, log);
       });
     } else if (L.inner == 1 && L.n <= kWarpRowsMax) {
       softmax_rows_kernel<T, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(x, y, L.outer, L.n, log);

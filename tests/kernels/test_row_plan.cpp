@@ -100,3 +100,34 @@ TEST_CASE("packs per thread the kernels are built for") {
   CHECK(plan_row_in_registers(32768, 2, max_row_vecs(2, 1)).vecs == 4);
   CHECK(plan_row_in_registers(32768, 4, max_row_vecs(4, 2)).vecs == 0);  // the backward streams these
 }
+
+TEST_CASE("plans wider than 512 threads keep half of each thread's packs in shared memory") {
+  using rt::cuda_kernels::with_shared_half;
+  const RowPlan p = with_shared_half(plan_row_in_registers(32768, 4, 8));  // [4096, 32768] float32
+  CHECK(p.vecs == 8);
+  CHECK(p.shared_vecs == 8);
+  CHECK(p.threads == 512);
+  CHECK(p.shared_bytes() == 64 * 1024);  // two blocks fit a multiprocessor's 228 KiB
+  CHECK(int64_t(p.vecs + p.shared_vecs) * p.threads == p.packs);
+
+  const RowPlan q = with_shared_half(plan_row_in_registers(16388, 4, 8));  // 4097 packs: 513 threads unsplit
+  CHECK(q.shared_vecs == 8);
+  CHECK(q.threads == 288);
+  CHECK(int64_t(q.vecs + q.shared_vecs) * q.threads >= q.packs);
+  CHECK(int64_t(q.vecs) * q.threads < q.packs);  // the shared half is used
+
+  const RowPlan at_512 = with_shared_half(plan_row_in_registers(16384, 4, 8));  // 512 threads: as it was
+  CHECK(at_512.shared_vecs == 0);
+  CHECK(at_512.threads == 512);
+  CHECK(with_shared_half(plan_row_in_registers(4096, 4, 8)).shared_vecs == 0);
+  CHECK(with_shared_half(RowPlan{}).vecs == 0);
+
+  for (int64_t n = 4; n <= 32768; n += 4) {  // every float32 row that fits: the split covers each pack once
+    const RowPlan s = with_shared_half(plan_row_in_registers(n, 4, 8));
+    INFO("n=" << n);
+    REQUIRE(s.vecs > 0);
+    CHECK(s.threads <= (s.shared_vecs ? 512 : 1024));
+    CHECK(int64_t(s.vecs + s.shared_vecs) * s.threads >= s.packs);
+    CHECK(int64_t(s.vecs + s.shared_vecs) * (s.threads - 32) < s.packs);
+  }
+}

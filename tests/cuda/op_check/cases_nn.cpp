@@ -26,13 +26,16 @@ void softmaxes(OpCheck& check) {
                  .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
     // Rows in registers (kernels/cuda/row_plan.h) when 16-byte aligned and longer than 1024, one plan per
     // shape (packs per thread x threads, forward / backward): 2x160 / 2x160 ([3, 1028] f32), 4x256 / 4x256
-    // (the benchmark's [.., 4096] f32), 8x1024 / streaming ([3, 32768] f32), 1x160 with idle threads
-    // ([3, 1032] f16 and bf16), 2x256 / 2x256 ([3, 4096] f16), 4x1024 / streaming ([2, 32768] f16), 4x256
-    // / 2x512 ([3, 2048] f64); whole -inf rows and -inf entries. Rows that are not whole packs ([4, 1030]
-    // f32) or start 4 bytes off stream through the block-per-row kernel.
-    for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{3, 1028}, kFloat32}, {{4, 4096}, kFloat32}, {{3, 32768}, kFloat32},
-                             {{3, 1032}, kFloat16}, {{3, 1032}, kBFloat16}, {{3, 4096}, kFloat16}, {{2, 32768}, kFloat16},
-                             {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}})
+    // (the benchmark's [.., 4096] f32), 8x512 / 4x1024 ([2, 16384] f32, the widest unsplit forward),
+    // 1x160 with idle threads ([3, 1032] f16 and bf16), 2x256 / 2x256 ([3, 4096] f16), 4x256 / 2x512
+    // ([3, 2048] f64); forwards with half the packs in shared memory (registers + shared x threads,
+    // backward streaming): 8+8x512 ([3, 32768] f32, the benchmark's), 8+8x288 ([2, 16388] f32, shared half
+    // partly used), 4+4x512 ([2, 32768] f16), 4+4x320 ([2, 20000] bf16); whole -inf rows and -inf entries.
+    // Rows that are not whole packs ([4, 1030] f32) or start 4 bytes off stream through the block-per-row kernel.
+    for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{3, 1028}, kFloat32}, {{4, 4096}, kFloat32}, {{2, 16384}, kFloat32},
+                             {{3, 32768}, kFloat32}, {{2, 16388}, kFloat32}, {{3, 1032}, kFloat16}, {{3, 1032}, kBFloat16},
+                             {{3, 4096}, kFloat16}, {{2, 32768}, kFloat16}, {{2, 20000}, kBFloat16}, {{3, 2048}, kFloat64},
+                             {{4, 1030}, kFloat32}})
       check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
                  .inputs = {randn_t(shape, dt) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
     check.run({.op = name, .variant = "dim=-1 rows [4, 2048] -inf entries, row 2 all -inf (NaN)",
