@@ -48,4 +48,22 @@ __device__ __forceinline__ void store_pack(T* p, int64_t i, const Pack<T, V>& x)
   }
 }
 
+// Starts a 16-byte copy from global memory (src) to shared memory (dst) that does not pass through
+// registers (cp.async, sm_80+), so a thread can have many in flight next to its register loads.
+// The copies are complete, for the thread that started them, after cp_async_wait_all().
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned shared_dst = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_dst), "l"(src));
+#else
+  *static_cast<uint4*>(dst) = *static_cast<const uint4*>(src);
+#endif
+}
+
+__device__ __forceinline__ void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 }  // namespace rt::cuda_kernels

@@ -83,11 +83,17 @@ __global__ void __launch_bounds__(kShared ? kRowSharedThreads : kRowMaxThreads, 
   // Pack k of this thread (k < kHeld): k is a constant in every unrolled loop, so v[k] stays in a register.
   // Passes copy a whole pack out and back (one 16-byte shared access: 4-byte ones would conflict 4 ways).
   auto held = [&](int k) -> Pack16<T>& { return k < kVecs ? v[k] : spill[threadIdx.x + (k - kVecs) * blockDim.x]; };
+  // Every load is issued before the first is used; the shared half is copied without passing through
+  // registers (64 registers hold only the register half), and each thread reads back only its own slots.
 #pragma unroll
   for (int k = 0; k < kHeld; ++k) {
     const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
-    if (i < packs) held(k) = load_pack<T, kPer>(x, row + i * kPer);
+    if (i < packs) {
+      if (k < kVecs) v[k] = load_pack<T, kPer>(x, row + i * kPer);
+      else cp_async_16(&held(k), x + row + i * kPer);
+    }
   }
+  if constexpr (kShared) cp_async_wait_all();
   A mx = neg_infinity<A>();
 #pragma unroll
   for (int k = 0; k < kHeld; ++k)
@@ -263,15 +269,19 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
           if (shared.shared_vecs) {
             // Beyond 48 KiB a kernel must ask for its shared memory; a device that cannot give it keeps
             // the row in one block's registers instead.
-            const cudaError_t e = cudaFuncSetAttribute(softmax_registers_kernel<T, kVecs, true>,
-                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                       int(shared.shared_bytes()));
+            auto* kernel = softmax_registers_kernel<T, kVecs, true>;
+            const cudaError_t e =
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared.shared_bytes()));
             if (e == cudaSuccess) {
+              // A hint (the most shared memory per SM, so the two blocks' 2 x 64 KiB fit); ignored if refused.
+              if (cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess)
+                cudaGetLastError();
               softmax_registers_kernel<T, kVecs, true>
                   <<<rows, shared.threads, size_t(shared.shared_bytes()), stream>>>(x, y, shared.packs, log);
               return;
             }
-            cudaGetLastError();  // the refused attribute is not an error of this op
+            cudaGetLastError();  // the refused attribute is not an error of this op; on an H200 (227 KiB
+                                 // per block) this fallback is never taken
           }
         }
         softmax_registers_kernel<T, kVecs, false><<<rows, plan.threads, 0, stream>>>(x, y, plan.packs, log);

@@ -122,12 +122,18 @@ TEST_CASE("plans wider than 512 threads keep half of each thread's packs in shar
   CHECK(with_shared_half(plan_row_in_registers(4096, 4, 8)).shared_vecs == 0);
   CHECK(with_shared_half(RowPlan{}).vecs == 0);
 
-  for (int64_t n = 4; n <= 32768; n += 4) {  // every float32 row that fits: the split covers each pack once
-    const RowPlan s = with_shared_half(plan_row_in_registers(n, 4, 8));
-    INFO("n=" << n);
-    REQUIRE(s.vecs > 0);
-    CHECK(s.threads <= (s.shared_vecs ? 512 : 1024));
-    CHECK(int64_t(s.vecs + s.shared_vecs) * s.threads >= s.packs);
-    CHECK(int64_t(s.vecs + s.shared_vecs) * (s.threads - 32) < s.packs);
+  // Every row that fits, for each element size with its forward max_vecs: at most 512 threads, each pack
+  // covered once, and only the widest plans split (the launcher instantiates the split for those alone).
+  for (int elem : {2, 4, 8}) {
+    const int max_vecs = rt::cuda_kernels::max_row_vecs(elem, 1);
+    for (int64_t n = 16 / elem; n * elem / 16 <= int64_t(1024) * max_vecs; n += 16 / elem) {
+      const RowPlan s = with_shared_half(plan_row_in_registers(n, elem, max_vecs));
+      INFO("n=" << n << " elem=" << elem);
+      REQUIRE(s.vecs > 0);
+      CHECK(s.threads <= 512);
+      CHECK((s.shared_vecs == 0 || (s.vecs == max_vecs && s.shared_vecs == s.vecs)));
+      CHECK(int64_t(s.vecs + s.shared_vecs) * s.threads >= s.packs);
+      CHECK(int64_t(s.vecs + s.shared_vecs) * (s.threads - 32) < s.packs);
+    }
   }
 }

@@ -30,20 +30,23 @@ void softmaxes(OpCheck& check) {
     // 1x160 with idle threads ([3, 1032] f16 and bf16), 2x256 / 2x256 ([3, 4096] f16), 4x256 / 2x512
     // ([3, 2048] f64); forwards with half the packs in shared memory (registers + shared x threads,
     // backward streaming): 8+8x512 ([3, 32768] f32, the benchmark's), 8+8x288 ([2, 16388] f32, shared half
-    // partly used), 4+4x512 ([2, 32768] f16), 4+4x320 ([2, 20000] bf16); whole -inf rows and -inf entries.
+    // partly used), 4+4x512 ([2, 32768] f16), 4+4x320 ([2, 20000] bf16), 4+4x512 and 4+4x288 ([2, 8192],
+    // [2, 4100] f64); whole -inf rows and -inf entries, also through shared memory ([3, 32768]).
     // Rows that are not whole packs ([4, 1030] f32) or start 4 bytes off stream through the block-per-row kernel.
     for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{3, 1028}, kFloat32}, {{4, 4096}, kFloat32}, {{2, 16384}, kFloat32},
                              {{3, 32768}, kFloat32}, {{2, 16388}, kFloat32}, {{3, 1032}, kFloat16}, {{3, 1032}, kBFloat16},
                              {{3, 4096}, kFloat16}, {{2, 32768}, kFloat16}, {{2, 20000}, kBFloat16}, {{3, 2048}, kFloat64},
-                             {{4, 1030}, kFloat32}})
+                             {{2, 8192}, kFloat64}, {{2, 4100}, kFloat64}, {{4, 1030}, kFloat32}})
       check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
                  .inputs = {randn_t(shape, dt) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
-    check.run({.op = name, .variant = "dim=-1 rows [4, 2048] -inf entries, row 2 all -inf (NaN)",
-               .inputs = {randn_t({4, 2048}), rt::logical_or(mask_t({4, 2048}, 0.5), rt::eq(rt::arange(4).view({4, 1}), rt::full({}, 2, kInt64)))},
-               .grad = {true, false}, .tol = Tol::Reduction, .fn = one([log](const TensorList& in, Device) {
-                 Tensor x = rt::masked_fill(in[0], in[1], -INFINITY);
-                 return log ? rt::log_softmax(x, -1) : rt::softmax(x, -1);
-               })});
+    for (const Shape& shape : {Shape{4, 2048}, Shape{3, 32768}})
+      check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " -inf entries, row 1 all -inf (NaN)",
+                 .inputs = {randn_t(shape), rt::logical_or(mask_t(shape, 0.5), rt::eq(rt::arange(shape[0]).view({shape[0], 1}),
+                                                                                      rt::full({}, 1, kInt64)))},
+                 .grad = {true, false}, .tol = Tol::Reduction, .fn = one([log](const TensorList& in, Device) {
+                   Tensor x = rt::masked_fill(in[0], in[1], -INFINITY);
+                   return log ? rt::log_softmax(x, -1) : rt::softmax(x, -1);
+                 })});
     check.run({.op = name, .variant = "dim=-1 rows [4, 2048] at a 4-byte offset", .inputs = {randn_t({4 * 2048 + 1})}, .grad = {true},
                .tol = Tol::Reduction, .fn = one([log](const TensorList& in, Device) {
                  Tensor x = in[0].narrow(0, 1, 4 * 2048).view({4, 2048});
