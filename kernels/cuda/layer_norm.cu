@@ -1,5 +1,6 @@
 // layer_norm forward/backward. See kernels/cuda/layer_norm.h.
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 
 #include "cuda/block_reduce.cuh"
@@ -54,43 +55,46 @@ __global__ void layer_norm_forward_kernel(const T* __restrict__ x, const T* __re
 }
 
 // The row in registers (row_plan.h): one read of x, one write of y; mean and variance from the registers
-// (two passes, as the streaming kernel's). weight and bias packs are read where they are applied.
-template <typename T, int kVecs>
-__global__ void __launch_bounds__(kRowMaxThreads)
+// (two passes, as the streaming kernel's). weight and bias packs are read where they are applied. A warp
+// per row (kWarp, rows up to 1024 elements) or a block per row.
+template <typename T, int kVecs, bool kWarp>
+__global__ void __launch_bounds__(kWarp ? 32 * kRowsPerBlock : kRowMaxThreads)
     layer_norm_registers_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
-                                T* __restrict__ y, double* __restrict__ mean, double* __restrict__ rstd, int64_t packs,
-                                int64_t D, double eps) {
+                                T* __restrict__ y, double* __restrict__ mean, double* __restrict__ rstd, int64_t M,
+                                int64_t packs, int64_t D, double eps) {
+  using G = RowGroup<kWarp>;
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
   __shared__ A smem[32];
-  const int64_t r = blockIdx.x, row = r * D;
+  const int64_t r = G::row(kRowsPerBlock), row = r * D;
+  if (kWarp && r >= M) return;  // the whole warp leaves together
   Pack16<T> v[kVecs];
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) v[k] = load_pack<T, kPer>(x, row + i * kPer);
   }
   A s = 0;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k)
-    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+    if (G::rank() + int64_t(k) * G::size() < packs)
 #pragma unroll
       for (int e = 0; e < kPer; ++e) s += to_acc(v[k].v[e]);
-  const A mu = block_all_reduce(s, SumOp{}, smem) / A(D);
+  const A mu = G::all_reduce(s, SumOp{}, smem) / A(D);
   A var = 0;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k)
-    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+    if (G::rank() + int64_t(k) * G::size() < packs)
 #pragma unroll
       for (int e = 0; e < kPer; ++e) {
         const A d = to_acc(v[k].v[e]) - mu;
         var += d * d;
       }
-  const A rs = A(1) / sqrt(block_all_reduce(var, SumOp{}, smem) / A(D) + A(eps));
-  if (threadIdx.x == 0) mean[r] = double(mu), rstd[r] = double(rs);
+  const A rs = A(1) / sqrt(G::all_reduce(var, SumOp{}, smem) / A(D) + A(eps));
+  if (G::rank() == 0) mean[r] = double(mu), rstd[r] = double(rs);
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) {
       Pack16<T> wv, bv, o;
       if (w) wv = load_pack<T, kPer>(w, i * kPer);
@@ -135,28 +139,31 @@ __global__ void layer_norm_grad_input_kernel(const T* __restrict__ x, const T* _
   }
 }
 
-// grad_input with the rows of x and grad_output in registers: one read of each, one write of dx.
-template <typename T, int kVecs>
-__global__ void __launch_bounds__(kRowMaxThreads)
+// grad_input with the rows of x and grad_output in registers: one read of each, one write of dx; a warp
+// or a block per row as the forward.
+template <typename T, int kVecs, bool kWarp>
+__global__ void __launch_bounds__(kWarp ? 32 * kRowsPerBlock : kRowMaxThreads)
     layer_norm_grad_input_registers_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                            const T* __restrict__ g, const double* __restrict__ mean,
-                                           const double* __restrict__ rstd, T* __restrict__ dx, int64_t packs,
-                                           int64_t D) {
+                                           const double* __restrict__ rstd, T* __restrict__ dx, int64_t M,
+                                           int64_t packs, int64_t D) {
+  using G = RowGroup<kWarp>;
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
   __shared__ A smem[32];
-  const int64_t r = blockIdx.x, row = r * D;
+  const int64_t r = G::row(kRowsPerBlock), row = r * D;
+  if (kWarp && r >= M) return;
   Pack16<T> xv[kVecs], gv[kVecs];
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) xv[k] = load_pack<T, kPer>(x, row + i * kPer), gv[k] = load_pack<T, kPer>(g, row + i * kPer);
   }
   const A mu = A(mean[r]), rs = A(rstd[r]);
   A sa = 0, sb = 0;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) {
       Pack16<T> wv;
       if (w) wv = load_pack<T, kPer>(w, i * kPer);
@@ -168,11 +175,11 @@ __global__ void __launch_bounds__(kRowMaxThreads)
       }
     }
   }
-  sa = block_all_reduce(sa, SumOp{}, smem) / A(D);
-  sb = block_all_reduce(sb, SumOp{}, smem) / A(D);
+  sa = G::all_reduce(sa, SumOp{}, smem) / A(D);
+  sb = G::all_reduce(sb, SumOp{}, smem) / A(D);
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) {
       Pack16<T> wv, o;
       if (w) wv = load_pack<T, kPer>(w, i * kPer);
@@ -278,13 +285,19 @@ void layer_norm_forward(const TensorArg& out, const TensorArg& mean, const Tenso
     double* mp = static_cast<double*>(mean.data);
     double* rp = static_cast<double*>(rstd.data);
     T* y = static_cast<T*>(out.data);
-    const RowPlan plan = D > kWarpRowsMax ? aligned_row_plan(D, int(sizeof(T)), kForwardMaxVecs<T>,
-                                                             {x.data, weight.data, bias.data, y})
-                                          : RowPlan{};
-    if (plan.vecs)
+    const std::initializer_list<const void*> bases = {x.data, weight.data, bias.data, y};
+    const RowPlan warp_plan = D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kForwardMaxVecs<T>, bases) : RowPlan{};
+    const RowPlan plan = D > kWarpRowsMax ? aligned_row_plan(D, int(sizeof(T)), kForwardMaxVecs<T>, bases) : RowPlan{};
+    if (warp_plan.vecs)
+      visit_row_vecs<kForwardMaxVecs<T>>(warp_plan.vecs, [&]<int kVecs>() {
+        layer_norm_registers_kernel<T, kVecs, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
+                                                      32 * kRowsPerBlock, 0, stream>>>(
+            ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, warp_plan.packs, D, eps);
+      });
+    else if (plan.vecs)
       visit_row_vecs<kForwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
-        layer_norm_registers_kernel<T, kVecs><<<unsigned(M), plan.threads, 0, stream>>>(
-            ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, plan.packs, D, eps);
+        layer_norm_registers_kernel<T, kVecs, false><<<unsigned(M), plan.threads, 0, stream>>>(
+            ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, plan.packs, D, eps);
       });
     else if (D <= kWarpRowsMax)
       layer_norm_forward_kernel<T, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
@@ -335,13 +348,20 @@ void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
       require_contiguous(grad_input, op, "grad_input");
       require_dtype(grad_input, x.dtype, op, "grad_input");
       T* dx = static_cast<T*>(grad_input.data);
-      const RowPlan plan = D > kWarpRowsMax ? aligned_row_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>,
-                                                               {x.data, weight.data, grad_out.data, dx})
-                                            : RowPlan{};
-      if (plan.vecs)
+      const std::initializer_list<const void*> bases = {x.data, weight.data, grad_out.data, dx};
+      const RowPlan warp_plan =
+          D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>, bases) : RowPlan{};
+      const RowPlan plan = D > kWarpRowsMax ? aligned_row_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>, bases) : RowPlan{};
+      if (warp_plan.vecs)
+        visit_row_vecs<kBackwardMaxVecs<T>>(warp_plan.vecs, [&]<int kVecs>() {
+          layer_norm_grad_input_registers_kernel<T, kVecs, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
+                                                                   32 * kRowsPerBlock, 0, stream>>>(
+              ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, M, warp_plan.packs, D);
+        });
+      else if (plan.vecs)
         visit_row_vecs<kBackwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
-          layer_norm_grad_input_registers_kernel<T, kVecs><<<unsigned(M), plan.threads, 0, stream>>>(
-              ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, plan.packs, D);
+          layer_norm_grad_input_registers_kernel<T, kVecs, false><<<unsigned(M), plan.threads, 0, stream>>>(
+              ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, M, plan.packs, D);
         });
       else if (D <= kWarpRowsMax)
         layer_norm_grad_input_kernel<T, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),

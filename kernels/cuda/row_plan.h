@@ -1,5 +1,6 @@
 // kernels/cuda/row_plan.h — how a row-wise kernel (softmax, layer_norm) holds a whole row in registers:
-// one read of the row from memory and one write, however many passes the arithmetic makes.
+// one read of the row from memory and one write, however many passes the arithmetic makes. Rows up to
+// 1024 elements get a warp each (plan_row_per_warp), longer ones a block (plan_row_in_registers below).
 //
 //   const RowPlan p = plan_row_in_registers(/*n=*/4096, /*elem_bytes=*/4, /*max_vecs=*/8);
 //   // p.vecs == 4, p.threads == 256: a block of 256 threads per row, 4 16-byte packs each
@@ -69,12 +70,31 @@ constexpr RowPlan with_shared_half(const RowPlan& p) {
   return {p.vecs, int((threads + 31) / 32 * 32), p.packs, p.vecs};
 }
 
-// The plan for rows that start at 16-byte aligned addresses in every tensor the kernel reads or
-// writes: each base pointer aligned (rows follow when the row length is a whole number of packs).
-inline RowPlan aligned_row_plan(int64_t n, int elem_bytes, int max_vecs, std::initializer_list<const void*> bases) {
+// Short rows, a warp each (32 lanes; several rows per block): the fewest packs per lane, a power of two
+// up to max_vecs, that hold the row; vecs == 0 when the row is not a whole number of packs or longer
+// than 32 * max_vecs packs. threads is 32, the warp.
+constexpr RowPlan plan_row_per_warp(int64_t n, int elem_bytes, int max_vecs) {
+  if (n <= 0 || elem_bytes <= 0 || (n * elem_bytes) % 16 != 0) return {};
+  const int64_t packs = n * elem_bytes / 16;
+  for (int vecs = 1; vecs <= max_vecs; vecs *= 2)
+    if (packs <= int64_t(32) * vecs) return {vecs, 32, packs};
+  return {};
+}
+
+// True when every base pointer is 16-byte aligned (nullptr counts as aligned: an absent tensor). Each
+// row then starts aligned too when the row length is a whole number of packs.
+inline bool aligned16(std::initializer_list<const void*> bases) {
   for (const void* p : bases)
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return {};
-  return plan_row_in_registers(n, elem_bytes, max_vecs);
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  return true;
+}
+
+// The plans for rows of tensors whose bases are 16-byte aligned: a block per row, or a warp per row.
+inline RowPlan aligned_row_plan(int64_t n, int elem_bytes, int max_vecs, std::initializer_list<const void*> bases) {
+  return aligned16(bases) ? plan_row_in_registers(n, elem_bytes, max_vecs) : RowPlan{};
+}
+inline RowPlan aligned_warp_plan(int64_t n, int elem_bytes, int max_vecs, std::initializer_list<const void*> bases) {
+  return aligned16(bases) ? plan_row_per_warp(n, elem_bytes, max_vecs) : RowPlan{};
 }
 
 // Calls f.template operator()<kVecs>() with the plan's packs per thread as a constant (1, 2, 4 and,

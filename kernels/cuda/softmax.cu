@@ -66,19 +66,25 @@ __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, 
   }
 }
 
-// The whole row in registers (row_plan.h): one read of x and one write of y. With kShared, the packs
-// after the first kVecs per thread live in dynamic shared memory (RowPlan::shared_vecs = kVecs), and two
-// 512-thread blocks share a multiprocessor.
-template <typename T, int kVecs, bool kShared>
-__global__ void __launch_bounds__(kShared ? kRowSharedThreads : kRowMaxThreads, kShared ? 2 : 1)
-    softmax_registers_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t packs, bool log) {
+// The whole row in registers (row_plan.h): one read of x and one write of y, a warp per row (kWarp, rows
+// up to 1024 elements) or a block per row. With kShared (block rows only), the packs after the first kVecs
+// per thread live in dynamic shared memory (RowPlan::shared_vecs = kVecs), and two 512-thread blocks share
+// a multiprocessor.
+template <typename T, int kVecs, bool kWarp, bool kShared = false>
+__global__ void __launch_bounds__(kWarp ? 32 * kRowsPerBlock : kShared ? kRowSharedThreads : kRowMaxThreads,
+                                  kShared ? 2 : 1)
+    softmax_registers_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t packs, bool log) {
+  static_assert(!(kWarp && kShared), "a warp's row fits its registers");
+  using G = RowGroup<kWarp>;
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
   constexpr int kHeld = kShared ? 2 * kVecs : kVecs;  // packs per thread, registers first
   __shared__ A smem[32];
   extern __shared__ __align__(16) unsigned char shared_packs[];
   Pack16<T>* spill = reinterpret_cast<Pack16<T>*>(shared_packs);  // [kVecs * blockDim.x] when kShared
-  const int64_t row = int64_t(blockIdx.x) * packs * kPer;
+  const int64_t r = G::row(kRowsPerBlock);
+  if (kWarp && r >= rows) return;  // the whole warp leaves together
+  const int64_t row = r * packs * kPer;
   Pack16<T> v[kVecs];
   // Pack k of this thread (k < kHeld): k is a constant in every unrolled loop, so v[k] stays in a register.
   // Passes copy a whole pack out and back (one 16-byte shared access: 4-byte ones would conflict 4 ways).
@@ -87,7 +93,7 @@ __global__ void __launch_bounds__(kShared ? kRowSharedThreads : kRowMaxThreads, 
   // registers (64 registers hold only the register half), and each thread reads back only its own slots.
 #pragma unroll
   for (int k = 0; k < kHeld; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) {
       if (k < kVecs) v[k] = load_pack<T, kPer>(x, row + i * kPer);
       else cp_async_16(&held(k), x + row + i * kPer);
@@ -97,19 +103,19 @@ __global__ void __launch_bounds__(kShared ? kRowSharedThreads : kRowMaxThreads, 
   A mx = neg_infinity<A>();
 #pragma unroll
   for (int k = 0; k < kHeld; ++k)
-    if (threadIdx.x + int64_t(k) * blockDim.x < packs) {
+    if (G::rank() + int64_t(k) * G::size() < packs) {
       const Pack16<T> p = held(k);
 #pragma unroll
       for (int e = 0; e < kPer; ++e) mx = MaxOp{}(mx, to_acc(p.v[e]));
     }
-  mx = block_all_reduce(mx, MaxOp{}, smem);
+  mx = G::all_reduce(mx, MaxOp{}, smem);
   // softmax of float32/float64 keeps exp(x - max) in the registers for the output pass (one exp per
   // element, the same values); the half types would round it, so they compute it again.
   constexpr bool kKeepExp = std::is_same_v<T, A>;
   A sum = 0;
 #pragma unroll
   for (int k = 0; k < kHeld; ++k)
-    if (threadIdx.x + int64_t(k) * blockDim.x < packs) {
+    if (G::rank() + int64_t(k) * G::size() < packs) {
       Pack16<T> p = held(k);
 #pragma unroll
       for (int e = 0; e < kPer; ++e) {
@@ -120,11 +126,11 @@ __global__ void __launch_bounds__(kShared ? kRowSharedThreads : kRowMaxThreads, 
       if constexpr (kKeepExp)
         if (!log) held(k) = p;
     }
-  sum = block_all_reduce(sum, SumOp{}, smem);
+  sum = G::all_reduce(sum, SumOp{}, smem);
   const A shift = log ? mx + A(::log(sum)) : A(0), scale = A(1) / sum;
 #pragma unroll
   for (int k = 0; k < kHeld; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) {
       const Pack16<T> p = held(k);
       Pack16<T> o;
@@ -179,31 +185,35 @@ __global__ void softmax_backward_rows_kernel(const T* __restrict__ y, const T* _
   }
 }
 
-// Backward with the rows of y and grad_output in registers: one read of each, one write of grad_input.
-template <typename T, int kVecs>
-__global__ void __launch_bounds__(kRowMaxThreads)
+// Backward with the rows of y and grad_output in registers: one read of each, one write of grad_input;
+// a warp or a block per row as the forward.
+template <typename T, int kVecs, bool kWarp>
+__global__ void __launch_bounds__(kWarp ? 32 * kRowsPerBlock : kRowMaxThreads)
     softmax_backward_registers_kernel(const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ gx,
-                                      int64_t packs, bool log) {
+                                      int64_t rows, int64_t packs, bool log) {
+  using G = RowGroup<kWarp>;
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
   __shared__ A smem[32];
-  const int64_t row = int64_t(blockIdx.x) * packs * kPer;
+  const int64_t r = G::row(kRowsPerBlock);
+  if (kWarp && r >= rows) return;
+  const int64_t row = r * packs * kPer;
   Pack16<T> yv[kVecs], gv[kVecs];
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) yv[k] = load_pack<T, kPer>(y, row + i * kPer), gv[k] = load_pack<T, kPer>(g, row + i * kPer);
   }
   A dot = 0;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k)
-    if (threadIdx.x + int64_t(k) * blockDim.x < packs)
+    if (G::rank() + int64_t(k) * G::size() < packs)
 #pragma unroll
       for (int e = 0; e < kPer; ++e) dot += log ? to_acc(gv[k].v[e]) : to_acc(gv[k].v[e]) * to_acc(yv[k].v[e]);
-  dot = block_all_reduce(dot, SumOp{}, smem);
+  dot = G::all_reduce(dot, SumOp{}, smem);
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+    const int64_t i = G::rank() + int64_t(k) * G::size();
     if (i < packs) {
       Pack16<T> o;
 #pragma unroll
@@ -260,8 +270,15 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
   visit_floating(in.dtype, op, [&]<typename T>() {
     const T* x = static_cast<const T*>(in.data);
     T* y = static_cast<T*>(out.data);
-    const RowPlan plan = L.inner == 1 && L.n > kWarpRowsMax ? aligned_row_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
-    if (plan.vecs) {
+    const bool warp_rows = L.inner == 1 && L.n <= kWarpRowsMax, block_rows = L.inner == 1 && L.n > kWarpRowsMax;
+    const RowPlan warp_plan = warp_rows ? aligned_warp_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
+    const RowPlan plan = block_rows ? aligned_row_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
+    if (warp_plan.vecs) {
+      visit_row_vecs<kForwardMaxVecs<T>>(warp_plan.vecs, [&]<int kVecs>() {
+        softmax_registers_kernel<T, kVecs, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(
+            x, y, L.outer, warp_plan.packs, log);
+      });
+    } else if (plan.vecs) {
       const unsigned rows = row_blocks(L.outer, false);
       const RowPlan shared = with_shared_half(plan);
       visit_row_vecs<kForwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
@@ -269,22 +286,22 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
           if (shared.shared_vecs) {
             // Beyond 48 KiB a kernel must ask for its shared memory; a device that cannot give it keeps
             // the row in one block's registers instead.
-            auto* kernel = softmax_registers_kernel<T, kVecs, true>;
+            auto* kernel = softmax_registers_kernel<T, kVecs, false, true>;
             const cudaError_t e =
                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared.shared_bytes()));
             if (e == cudaSuccess) {
               // A hint (the most shared memory per SM, so the two blocks' 2 x 64 KiB fit); ignored if refused.
               if (cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess)
                 cudaGetLastError();
-              softmax_registers_kernel<T, kVecs, true>
-                  <<<rows, shared.threads, size_t(shared.shared_bytes()), stream>>>(x, y, shared.packs, log);
+              softmax_registers_kernel<T, kVecs, false, true>
+                  <<<rows, shared.threads, size_t(shared.shared_bytes()), stream>>>(x, y, L.outer, shared.packs, log);
               return;
             }
             cudaGetLastError();  // the refused attribute is not an error of this op; on an H200 (227 KiB
                                  // per block) this fallback is never taken
           }
         }
-        softmax_registers_kernel<T, kVecs, false><<<rows, plan.threads, 0, stream>>>(x, y, plan.packs, log);
+        softmax_registers_kernel<T, kVecs, false><<<rows, plan.threads, 0, stream>>>(x, y, L.outer, plan.packs, log);
       });
     } else if (L.inner == 1 && L.n <= kWarpRowsMax) {
       softmax_rows_kernel<T, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(x, y, L.outer, L.n, log);
@@ -309,12 +326,20 @@ void softmax_backward(const TensorArg& grad_in, const TensorArg& out, const Tens
     const T* y = static_cast<const T*>(out.data);
     const T* g = static_cast<const T*>(grad_out.data);
     T* gx = static_cast<T*>(grad_in.data);
-    const RowPlan plan =
-        L.inner == 1 && L.n > kWarpRowsMax ? aligned_row_plan(L.n, int(sizeof(T)), kBackwardMaxVecs<T>, {y, g, gx}) : RowPlan{};
-    if (plan.vecs) {
+    const bool warp_rows = L.inner == 1 && L.n <= kWarpRowsMax, block_rows = L.inner == 1 && L.n > kWarpRowsMax;
+    const RowPlan warp_plan =
+        warp_rows ? aligned_warp_plan(L.n, int(sizeof(T)), kBackwardMaxVecs<T>, {y, g, gx}) : RowPlan{};
+    const RowPlan plan = block_rows ? aligned_row_plan(L.n, int(sizeof(T)), kBackwardMaxVecs<T>, {y, g, gx}) : RowPlan{};
+    if (warp_plan.vecs) {
+      visit_row_vecs<kBackwardMaxVecs<T>>(warp_plan.vecs, [&]<int kVecs>() {
+        softmax_backward_registers_kernel<T, kVecs, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(
+            y, g, gx, L.outer, warp_plan.packs, log);
+      });
+    } else if (plan.vecs) {
       const unsigned rows = row_blocks(L.outer, false);
       visit_row_vecs<kBackwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
-        softmax_backward_registers_kernel<T, kVecs><<<rows, plan.threads, 0, stream>>>(y, g, gx, plan.packs, log);
+        softmax_backward_registers_kernel<T, kVecs, false><<<rows, plan.threads, 0, stream>>>(y, g, gx, L.outer,
+                                                                                              plan.packs, log);
       });
     } else if (L.inner == 1 && L.n <= kWarpRowsMax) {
       softmax_backward_rows_kernel<T, true>

@@ -137,3 +137,30 @@ TEST_CASE("plans wider than 512 threads keep half of each thread's packs in shar
     }
   }
 }
+
+TEST_CASE("short rows: a warp each, the fewest packs per lane") {
+  using rt::cuda_kernels::aligned_warp_plan;
+  using rt::cuda_kernels::plan_row_per_warp;
+  CHECK(plan_row_per_warp(4, 4, 8).vecs == 1);     // one pack: lane 0 holds it
+  CHECK(plan_row_per_warp(128, 4, 8).vecs == 1);   // 32 packs
+  CHECK(plan_row_per_warp(132, 4, 8).vecs == 2);   // 33 packs
+  CHECK(plan_row_per_warp(1024, 4, 8).vecs == 8);  // 256 packs: the longest float32 row a warp holds
+  CHECK(plan_row_per_warp(1024, 4, 4).vecs == 0);  // the backward's max_vecs: it streams
+  CHECK(plan_row_per_warp(1024, 2, 4).vecs == 4);
+  CHECK(plan_row_per_warp(520, 2, 4).vecs == 4);   // 65 packs
+  CHECK(plan_row_per_warp(258, 8, 4).vecs == 0);   // 129 packs of doubles
+  CHECK(plan_row_per_warp(10, 4, 8).vecs == 0);    // 40 bytes: not whole packs
+  CHECK(plan_row_per_warp(128, 4, 8).threads == 32);
+  alignas(16) static float buf[8];
+  CHECK(aligned_warp_plan(128, 4, 8, {buf, buf + 4}).vecs == 1);
+  CHECK(aligned_warp_plan(128, 4, 8, {buf, buf + 2}).vecs == 0);
+  for (int elem : {2, 4, 8})
+    for (int max_vecs : {1, 2, 4, 8})
+      for (int64_t n = 16 / elem; n * elem / 16 <= 32 * max_vecs; n += 16 / elem) {
+        const RowPlan p = plan_row_per_warp(n, elem, max_vecs);
+        INFO("n=" << n << " elem=" << elem << " max_vecs=" << max_vecs);
+        REQUIRE(p.vecs >= 1);
+        CHECK(32 * p.vecs >= p.packs);                       // every pack has a lane
+        CHECK((p.vecs == 1 || 32 * (p.vecs / 2) < p.packs));  // and no smaller count would do
+      }
+}

@@ -39,7 +39,17 @@ void softmaxes(OpCheck& check) {
                              {{2, 8192}, kFloat64}, {{2, 4100}, kFloat64}, {{4, 1030}, kFloat32}})
       check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
                  .inputs = {randn_t(shape, dt) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
-    for (const Shape& shape : {Shape{4, 2048}, Shape{3, 32768}})
+    // Short rows in registers, a warp each (plan_row_per_warp; 4 warps a block, so row counts that are not
+    // a multiple of 4 leave warps without a row): packs per lane forward / backward 1 / 1 ([5, 4] f32, one
+    // pack for 32 lanes; [5, 128] f32), 2 / 2 ([7, 132] f32), 8 / streaming ([3, 1024] f32), 4 / streaming
+    // ([6, 1024] f16), 4 / 2 ([3, 520] bf16), 4 / 2 ([3, 256] f64); [3, 258] f64 is too long for a warp's
+    // registers and streams.
+    for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 4}, kFloat32}, {{5, 128}, kFloat32}, {{7, 132}, kFloat32},
+                             {{3, 1024}, kFloat32}, {{6, 1024}, kFloat16}, {{3, 520}, kBFloat16}, {{3, 256}, kFloat64},
+                             {{3, 258}, kFloat64}})
+      check.run({.op = name, .variant = "dim=-1 warp rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
+                 .inputs = {randn_t(shape, dt) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
+    for (const Shape& shape : {Shape{5, 128}, Shape{4, 2048}, Shape{3, 32768}})
       check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " -inf entries, row 1 all -inf (NaN)",
                  .inputs = {randn_t(shape), rt::logical_or(mask_t(shape, 0.5), rt::eq(rt::arange(shape[0]).view({shape[0], 1}),
                                                                                       rt::full({}, 1, kInt64)))},
@@ -93,6 +103,17 @@ void layer_norms(OpCheck& check) {
   // bf16), 2x256 / 2x256 ([3, 4096] f16), 4x256 / 2x512 ([4, 8192] f16, [2, 8192] bf16, [3, 2048] f64);
   // bias only, no affine. Rows that are not whole packs ([4, 1030] f32), too long for registers
   // ([2, 32776] f32), or a weight 4 bytes off stream instead.
+  // Short rows, a warp each (most cases above with D = 32, 24 or 16 take this path too; D = 30 and 2 stream):
+  // packs per lane forward / grad_input 8 / streaming ([5, 7, 768] f32, 35 rows), 4 / 4 ([3, 512] f32),
+  // 4 / streaming ([6, 1024] f16), 2 / 2 ([3, 264] bf16).
+  for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 7, 768}, kFloat32}, {{3, 512}, kFloat32}, {{6, 1024}, kFloat16},
+                           {{3, 264}, kBFloat16}}) {
+    const int64_t D = shape.back();
+    check.run({.op = "layer_norm", .variant = "warp rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
+               .inputs = {randn_t(shape, dt) * 2 + 1, randn_t({D}, dt), randn_t({D}, dt)}, .grad = {true, true, true},
+               .tol = Tol::Reduction,
+               .fn = one([D](const TensorList& in, Device) { return rt::layer_norm(in[0], {D}, in[1], in[2]); })});
+  }
   for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 2052}, kFloat32}, {{2, 32768}, kFloat32}, {{3, 1032}, kFloat16},
                            {{3, 1032}, kBFloat16}, {{3, 4096}, kFloat16}, {{4, 8192}, kFloat16}, {{2, 8192}, kBFloat16},
                            {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}, {{2, 32776}, kFloat32}}) {
