@@ -286,10 +286,12 @@ void layer_norm_forward(const TensorArg& out, const TensorArg& mean, const Tenso
     double* rp = static_cast<double*>(rstd.data);
     T* y = static_cast<T*>(out.data);
     const std::initializer_list<const void*> bases = {x.data, weight.data, bias.data, y};
-    const RowPlan warp_plan = D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kForwardMaxVecs<T>, bases) : RowPlan{};
-    const RowPlan plan = D > kWarpRowsMax ? aligned_row_plan(D, int(sizeof(T)), kForwardMaxVecs<T>, bases) : RowPlan{};
+    // Rows in registers: a warp each up to 1024 elements, else a block each; rows that are not whole
+    // aligned packs stream.
+    const RowPlan warp_plan = D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kWarpRowMaxVecs, bases) : RowPlan{};
+    const RowPlan plan = !warp_plan.vecs ? aligned_row_plan(D, int(sizeof(T)), kForwardMaxVecs<T>, bases) : RowPlan{};
     if (warp_plan.vecs)
-      visit_row_vecs<kForwardMaxVecs<T>>(warp_plan.vecs, [&]<int kVecs>() {
+      visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
         layer_norm_registers_kernel<T, kVecs, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
                                                       32 * kRowsPerBlock, 0, stream>>>(
             ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, warp_plan.packs, D, eps);
@@ -350,10 +352,10 @@ void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
       T* dx = static_cast<T*>(grad_input.data);
       const std::initializer_list<const void*> bases = {x.data, weight.data, grad_out.data, dx};
       const RowPlan warp_plan =
-          D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>, bases) : RowPlan{};
-      const RowPlan plan = D > kWarpRowsMax ? aligned_row_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>, bases) : RowPlan{};
+          D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kWarpRowMaxVecs, bases) : RowPlan{};
+      const RowPlan plan = !warp_plan.vecs ? aligned_row_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>, bases) : RowPlan{};
       if (warp_plan.vecs)
-        visit_row_vecs<kBackwardMaxVecs<T>>(warp_plan.vecs, [&]<int kVecs>() {
+        visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
           layer_norm_grad_input_registers_kernel<T, kVecs, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
                                                                    32 * kRowsPerBlock, 0, stream>>>(
               ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, M, warp_plan.packs, D);

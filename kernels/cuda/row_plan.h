@@ -70,6 +70,11 @@ constexpr RowPlan with_shared_half(const RowPlan& p) {
   return {p.vecs, int((threads + 31) / 32 * 32), p.packs, p.vecs};
 }
 
+// Packs per lane the warp-row kernels are instantiated for, every element type and direction: their
+// 128-thread blocks may use up to 255 registers a thread, so a float32 row of 1024 elements (8 packs
+// a lane) fits even when a backward holds it twice.
+inline constexpr int kWarpRowMaxVecs = 8;
+
 // Short rows, a warp each (32 lanes; several rows per block): the fewest packs per lane, a power of two
 // up to max_vecs, that hold the row; vecs == 0 when the row is not a whole number of packs or longer
 // than 32 * max_vecs packs. threads is 32, the warp.

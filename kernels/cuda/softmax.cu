@@ -270,11 +270,15 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
   visit_floating(in.dtype, op, [&]<typename T>() {
     const T* x = static_cast<const T*>(in.data);
     T* y = static_cast<T*>(out.data);
-    const bool warp_rows = L.inner == 1 && L.n <= kWarpRowsMax, block_rows = L.inner == 1 && L.n > kWarpRowsMax;
-    const RowPlan warp_plan = warp_rows ? aligned_warp_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
-    const RowPlan plan = block_rows ? aligned_row_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
+    // Rows in registers: a warp each up to 1024 elements, else a block each (also a short row a warp
+    // cannot hold, such as 1000 doubles); rows that are not whole aligned packs stream.
+    const bool rows_layout = L.inner == 1;
+    const RowPlan warp_plan =
+        rows_layout && L.n <= kWarpRowsMax ? aligned_warp_plan(L.n, int(sizeof(T)), kWarpRowMaxVecs, {x, y}) : RowPlan{};
+    const RowPlan plan =
+        rows_layout && !warp_plan.vecs ? aligned_row_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
     if (warp_plan.vecs) {
-      visit_row_vecs<kForwardMaxVecs<T>>(warp_plan.vecs, [&]<int kVecs>() {
+      visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
         softmax_registers_kernel<T, kVecs, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(
             x, y, L.outer, warp_plan.packs, log);
       });
@@ -326,12 +330,15 @@ void softmax_backward(const TensorArg& grad_in, const TensorArg& out, const Tens
     const T* y = static_cast<const T*>(out.data);
     const T* g = static_cast<const T*>(grad_out.data);
     T* gx = static_cast<T*>(grad_in.data);
-    const bool warp_rows = L.inner == 1 && L.n <= kWarpRowsMax, block_rows = L.inner == 1 && L.n > kWarpRowsMax;
-    const RowPlan warp_plan =
-        warp_rows ? aligned_warp_plan(L.n, int(sizeof(T)), kBackwardMaxVecs<T>, {y, g, gx}) : RowPlan{};
-    const RowPlan plan = block_rows ? aligned_row_plan(L.n, int(sizeof(T)), kBackwardMaxVecs<T>, {y, g, gx}) : RowPlan{};
+    const bool rows_layout = L.inner == 1;  // plans as the forward's
+    const RowPlan warp_plan = rows_layout && L.n <= kWarpRowsMax
+                                  ? aligned_warp_plan(L.n, int(sizeof(T)), kWarpRowMaxVecs, {y, g, gx})
+                                  : RowPlan{};
+    const RowPlan plan = rows_layout && !warp_plan.vecs
+                             ? aligned_row_plan(L.n, int(sizeof(T)), kBackwardMaxVecs<T>, {y, g, gx})
+                             : RowPlan{};
     if (warp_plan.vecs) {
-      visit_row_vecs<kBackwardMaxVecs<T>>(warp_plan.vecs, [&]<int kVecs>() {
+      visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
         softmax_backward_registers_kernel<T, kVecs, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(
             y, g, gx, L.outer, warp_plan.packs, log);
       });

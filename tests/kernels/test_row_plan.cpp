@@ -145,10 +145,12 @@ TEST_CASE("short rows: a warp each, the fewest packs per lane") {
   CHECK(plan_row_per_warp(128, 4, 8).vecs == 1);   // 32 packs
   CHECK(plan_row_per_warp(132, 4, 8).vecs == 2);   // 33 packs
   CHECK(plan_row_per_warp(1024, 4, 8).vecs == 8);  // 256 packs: the longest float32 row a warp holds
-  CHECK(plan_row_per_warp(1024, 4, 4).vecs == 0);  // the backward's max_vecs: it streams
+  CHECK(plan_row_per_warp(1024, 4, 4).vecs == 0);  // past max_vecs: no warp plan
+  CHECK(plan_row_per_warp(1024, 8, rt::cuda_kernels::kWarpRowMaxVecs).vecs == 0);  // 512 packs: a block's row
   CHECK(plan_row_per_warp(1024, 2, 4).vecs == 4);
   CHECK(plan_row_per_warp(520, 2, 4).vecs == 4);   // 65 packs
   CHECK(plan_row_per_warp(258, 8, 4).vecs == 0);   // 129 packs of doubles
+  CHECK(plan_row_per_warp(258, 8, rt::cuda_kernels::kWarpRowMaxVecs).vecs == 8);
   CHECK(plan_row_per_warp(10, 4, 8).vecs == 0);    // 40 bytes: not whole packs
   CHECK(plan_row_per_warp(128, 4, 8).threads == 32);
   alignas(16) static float buf[8];

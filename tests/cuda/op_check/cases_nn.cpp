@@ -40,15 +40,20 @@ void softmaxes(OpCheck& check) {
       check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
                  .inputs = {randn_t(shape, dt) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
     // Short rows in registers, a warp each (plan_row_per_warp; 4 warps a block, so row counts that are not
-    // a multiple of 4 leave warps without a row): packs per lane forward / backward 1 / 1 ([5, 4] f32, one
-    // pack for 32 lanes; [5, 128] f32), 2 / 2 ([7, 132] f32), 8 / streaming ([3, 1024] f32), 4 / streaming
-    // ([6, 1024] f16), 4 / 2 ([3, 520] bf16), 4 / 2 ([3, 256] f64); [3, 258] f64 is too long for a warp's
-    // registers and streams.
+    // a multiple of 4 leave warps without a row), the same packs per lane forward and backward: 1 ([5, 4]
+    // f32, one pack for 32 lanes; [5, 128] f32), 2 ([7, 132] f32, [3, 264] f16), 4 ([6, 1024] f16,
+    // [3, 520] bf16, [3, 256] f64), 8 ([3, 1024] f32, [3, 258] f64). [3, 1000] f64 is more than a warp holds
+    // and gets a block (2 packs x 256 threads); a row 4 bytes off streams.
     for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 4}, kFloat32}, {{5, 128}, kFloat32}, {{7, 132}, kFloat32},
-                             {{3, 1024}, kFloat32}, {{6, 1024}, kFloat16}, {{3, 520}, kBFloat16}, {{3, 256}, kFloat64},
-                             {{3, 258}, kFloat64}})
+                             {{3, 264}, kFloat16}, {{6, 1024}, kFloat16}, {{3, 520}, kBFloat16}, {{3, 256}, kFloat64},
+                             {{3, 1024}, kFloat32}, {{3, 258}, kFloat64}, {{3, 1000}, kFloat64}})
       check.run({.op = name, .variant = "dim=-1 warp rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
                  .inputs = {randn_t(shape, dt) * 4}, .grad = {true}, .tol = Tol::Reduction, .fn = f(-1)});
+    check.run({.op = name, .variant = "dim=-1 warp rows [4, 512] at a 4-byte offset", .inputs = {randn_t({4 * 512 + 1})},
+               .grad = {true}, .tol = Tol::Reduction, .fn = one([log](const TensorList& in, Device) {
+                 Tensor x = in[0].narrow(0, 1, 4 * 512).view({4, 512});
+                 return log ? rt::log_softmax(x, -1) : rt::softmax(x, -1);
+               })});
     for (const Shape& shape : {Shape{5, 128}, Shape{4, 2048}, Shape{3, 32768}})
       check.run({.op = name, .variant = "dim=-1 rows " + format_shape(shape) + " -inf entries, row 1 all -inf (NaN)",
                  .inputs = {randn_t(shape), rt::logical_or(mask_t(shape, 0.5), rt::eq(rt::arange(shape[0]).view({shape[0], 1}),
@@ -103,9 +108,9 @@ void layer_norms(OpCheck& check) {
   // bf16), 2x256 / 2x256 ([3, 4096] f16), 4x256 / 2x512 ([4, 8192] f16, [2, 8192] bf16, [3, 2048] f64);
   // bias only, no affine. Rows that are not whole packs ([4, 1030] f32), too long for registers
   // ([2, 32776] f32), or a weight 4 bytes off stream instead.
-  // Short rows, a warp each (most cases above with D = 32, 24 or 16 take this path too; D = 30 and 2 stream):
-  // packs per lane forward / grad_input 8 / streaming ([5, 7, 768] f32, 35 rows), 4 / 4 ([3, 512] f32),
-  // 4 / streaming ([6, 1024] f16), 2 / 2 ([3, 264] bf16).
+  // Short rows, a warp each (most cases above with D = 32, 24 or 16 take this path too; D = 30 and 2 stream),
+  // packs per lane forward and grad_input: 8 ([5, 7, 768] f32, 35 rows), 4 ([3, 512] f32, [6, 1024] f16),
+  // 2 ([3, 264] bf16); a weight 4 bytes off streams.
   for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 7, 768}, kFloat32}, {{3, 512}, kFloat32}, {{6, 1024}, kFloat16},
                            {{3, 264}, kBFloat16}}) {
     const int64_t D = shape.back();
@@ -114,6 +119,10 @@ void layer_norms(OpCheck& check) {
                .tol = Tol::Reduction,
                .fn = one([D](const TensorList& in, Device) { return rt::layer_norm(in[0], {D}, in[1], in[2]); })});
   }
+  check.run({.op = "layer_norm", .variant = "warp rows [5, 768] weight at a 4-byte offset", .inputs = {randn_t({5, 768}), randn_t({769})},
+             .grad = {true, true}, .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) {
+               return rt::layer_norm(in[0], {768}, in[1].narrow(0, 1, 768));
+             })});
   for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 2052}, kFloat32}, {{2, 32768}, kFloat32}, {{3, 1032}, kFloat16},
                            {{3, 1032}, kBFloat16}, {{3, 4096}, kFloat16}, {{4, 8192}, kFloat16}, {{2, 8192}, kBFloat16},
                            {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}, {{2, 32776}, kFloat32}}) {
