@@ -175,6 +175,10 @@ std::vector<Workload> workloads() {
       {"mlp_step_small", [] { return mlp_step({784, 512, 512, 10}, 128, 50); }},
       {"mlp_step_large", [] { return mlp_step({784, 4096, 4096, 10}, 4096, 20); }},
       {"mlp_step_large_autocast_bf16", [] { return mlp_step({784, 4096, 4096, 10}, 4096, 20, rt::kBFloat16); }},
+      // Shapes of transformer training (not issue-7 targets): attention scores, 128 per row, and layer_norm
+      // at d_model 768, both a warp per row.
+      {"softmax_f32_262144x128", [] { return softmax_f32(262144, 128); }},
+      {"layer_norm_f32_65536x768", [] { return layer_norm_f32(65536, 768); }},
   };
 }
 

@@ -169,6 +169,8 @@ WORKLOADS = {
     "mlp_step_small": lambda: mlp_step([784, 512, 512, 10], 128, 50),
     "mlp_step_large": lambda: mlp_step([784, 4096, 4096, 10], 4096, 20),
     "mlp_step_large_autocast_bf16": lambda: mlp_step([784, 4096, 4096, 10], 4096, 20, torch.bfloat16),
+    "softmax_f32_262144x128": lambda: softmax_f32(262144, 128),
+    "layer_norm_f32_65536x768": lambda: layer_norm_f32(65536, 768),
 }
 
 
