@@ -288,7 +288,8 @@ void layer_norm_forward(const TensorArg& out, const TensorArg& mean, const Tenso
     const std::initializer_list<const void*> bases = {x.data, weight.data, bias.data, y};
     // Rows in registers: a warp each up to 1024 elements, else a block each; rows that are not whole
     // aligned packs stream.
-    const RowPlan warp_plan = D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kWarpRowMaxVecs, bases) : RowPlan{};
+    const RowPlan warp_plan =
+        D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kWarpRowMaxVecs, bases) : RowPlan{};
     const RowPlan plan = !warp_plan.vecs ? aligned_row_plan(D, int(sizeof(T)), kForwardMaxVecs<T>, bases) : RowPlan{};
     if (warp_plan.vecs)
       visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
@@ -353,7 +354,8 @@ void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
       const std::initializer_list<const void*> bases = {x.data, weight.data, grad_out.data, dx};
       const RowPlan warp_plan =
           D <= kWarpRowsMax ? aligned_warp_plan(D, int(sizeof(T)), kWarpRowMaxVecs, bases) : RowPlan{};
-      const RowPlan plan = !warp_plan.vecs ? aligned_row_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>, bases) : RowPlan{};
+      const RowPlan plan =
+          !warp_plan.vecs ? aligned_row_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>, bases) : RowPlan{};
       if (warp_plan.vecs)
         visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
           layer_norm_grad_input_registers_kernel<T, kVecs, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),

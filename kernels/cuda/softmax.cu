@@ -273,8 +273,9 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
     // Rows in registers: a warp each up to 1024 elements, else a block each (also a short row a warp
     // cannot hold, such as 1000 doubles); rows that are not whole aligned packs stream.
     const bool rows_layout = L.inner == 1;
-    const RowPlan warp_plan =
-        rows_layout && L.n <= kWarpRowsMax ? aligned_warp_plan(L.n, int(sizeof(T)), kWarpRowMaxVecs, {x, y}) : RowPlan{};
+    const RowPlan warp_plan = rows_layout && L.n <= kWarpRowsMax
+                                  ? aligned_warp_plan(L.n, int(sizeof(T)), kWarpRowMaxVecs, {x, y})
+                                  : RowPlan{};
     const RowPlan plan =
         rows_layout && !warp_plan.vecs ? aligned_row_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
     if (warp_plan.vecs) {
