@@ -103,35 +103,33 @@ void layer_norms(OpCheck& check) {
              .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1]); })});
   check.run({.op = "layer_norm", .variant = "wide rows", .inputs = {randn_t({6, 4096}), randn_t({4096}), randn_t({4096})}, .grad = {true, true, true},
              .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {4096}, in[1], in[2]); })});
-  // Rows in registers (kernels/cuda/row_plan.h), plans as softmax's (forward / grad_input): 4x160 / 4x160
-  // ([5, 2052] f32), 8x1024 / streaming ([2, 32768] f32), 1x160 with idle threads ([3, 1032] f16 and
-  // bf16), 2x256 / 2x256 ([3, 4096] f16), 4x256 / 2x512 ([4, 8192] f16, [2, 8192] bf16, [3, 2048] f64);
-  // bias only, no affine. Rows that are not whole packs ([4, 1030] f32), too long for registers
-  // ([2, 32776] f32), or a weight 4 bytes off stream instead.
+  // layer_norm with weight and bias over rows of `shape` (their last dim), named "<kind> rows <shape> <dtype>".
+  auto affine_rows = [&check](const std::string& kind, const Shape& shape, ScalarType dt) {
+    const int64_t D = shape.back();
+    check.run({.op = "layer_norm", .variant = kind + " rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
+               .inputs = {randn_t(shape, dt) * 2 + 1, randn_t({D}, dt), randn_t({D}, dt)}, .grad = {true, true, true},
+               .tol = Tol::Reduction,
+               .fn = one([D](const TensorList& in, Device) { return rt::layer_norm(in[0], {D}, in[1], in[2]); })});
+  };
   // Short rows, a warp each (most cases above with D = 32, 24 or 16 take this path too; D = 30 and 2 stream),
   // packs per lane forward and grad_input: 8 ([5, 7, 768] f32, 35 rows), 4 ([3, 512] f32, [6, 1024] f16),
   // 2 ([3, 264] bf16); a weight 4 bytes off streams.
   for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 7, 768}, kFloat32}, {{3, 512}, kFloat32}, {{6, 1024}, kFloat16},
-                           {{3, 264}, kBFloat16}}) {
-    const int64_t D = shape.back();
-    check.run({.op = "layer_norm", .variant = "warp rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
-               .inputs = {randn_t(shape, dt) * 2 + 1, randn_t({D}, dt), randn_t({D}, dt)}, .grad = {true, true, true},
-               .tol = Tol::Reduction,
-               .fn = one([D](const TensorList& in, Device) { return rt::layer_norm(in[0], {D}, in[1], in[2]); })});
-  }
+                           {{3, 264}, kBFloat16}})
+    affine_rows("warp", shape, dt);
   check.run({.op = "layer_norm", .variant = "warp rows [5, 768] weight at a 4-byte offset", .inputs = {randn_t({5, 768}), randn_t({769})},
              .grad = {true, true}, .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) {
                return rt::layer_norm(in[0], {768}, in[1].narrow(0, 1, 768));
              })});
+  // Long rows in registers, a block each, plans as softmax's (forward / grad_input): 4x160 / 4x160
+  // ([5, 2052] f32), 8x1024 / streaming ([2, 32768] f32), 1x160 with idle threads ([3, 1032] f16 and
+  // bf16), 2x256 / 2x256 ([3, 4096] f16), 4x256 / 2x512 ([4, 8192] f16, [2, 8192] bf16, [3, 2048] f64);
+  // bias only, no affine. Rows that are not whole packs ([4, 1030] f32), too long for registers
+  // ([2, 32776] f32), or a weight 4 bytes off stream instead.
   for (auto [shape, dt] : {std::pair<Shape, ScalarType>{{5, 2052}, kFloat32}, {{2, 32768}, kFloat32}, {{3, 1032}, kFloat16},
                            {{3, 1032}, kBFloat16}, {{3, 4096}, kFloat16}, {{4, 8192}, kFloat16}, {{2, 8192}, kBFloat16},
-                           {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}, {{2, 32776}, kFloat32}}) {
-    const int64_t D = shape.back();
-    check.run({.op = "layer_norm", .variant = "rows " + format_shape(shape) + " " + std::string(dtype_name(dt)),
-               .inputs = {randn_t(shape, dt) * 2 + 1, randn_t({D}, dt), randn_t({D}, dt)}, .grad = {true, true, true},
-               .tol = Tol::Reduction,
-               .fn = one([D](const TensorList& in, Device) { return rt::layer_norm(in[0], {D}, in[1], in[2]); })});
-  }
+                           {{3, 2048}, kFloat64}, {{4, 1030}, kFloat32}, {{2, 32776}, kFloat32}})
+    affine_rows("block", shape, dt);
   check.run({.op = "layer_norm", .variant = "rows [4, 3072] bias only", .inputs = {randn_t({4, 3072}), randn_t({3072})},
              .grad = {true, true}, .tol = Tol::Reduction,
              .fn = one([](const TensorList& in, Device) { return rt::layer_norm(in[0], {3072}, {}, in[1]); })});
