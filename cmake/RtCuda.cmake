@@ -1,10 +1,26 @@
 # RT_CUDA: the CUDA backend (kernels/cuda/, engine/src/cuda/). AUTO builds it when nvcc and the
 # toolkit are found, ON requires them, OFF builds engine/src/cuda/stub/, which explains at run
-# time that CUDA was not built. Sets RT_WITH_CUDA for the engine's CMakeLists.
-set(RT_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO (when the toolkit is found), ON or OFF")
-set_property(CACHE RT_CUDA PROPERTY STRINGS AUTO ON OFF)
+# time that CUDA was not built. EMULATED builds the backend without nvcc and runs its kernels on
+# the CPU (kernels/cuda_emulator/: the tests of a machine without a GPU execute the kernels).
+# Sets RT_WITH_CUDA and RT_CUDA_EMULATED for the engine's CMakeLists, and RT_CUDA_RUNTIME to the
+# target that provides the CUDA runtime and cuBLAS (CUDA::cudart, or rt_cuda_emulator).
+set(RT_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO (when the toolkit is found), ON, OFF or EMULATED")
+set_property(CACHE RT_CUDA PROPERTY STRINGS AUTO ON OFF EMULATED)
 set(RT_WITH_CUDA OFF)
-if(NOT RT_CUDA STREQUAL "OFF")
+set(RT_CUDA_EMULATED OFF)
+if(RT_CUDA STREQUAL "EMULATED")
+  if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(CUDAToolkit QUIET)
+  if(NOT CUDAToolkit_FOUND)
+    message(FATAL_ERROR "RT_CUDA=EMULATED compiles the kernels against the CUDA toolkit's headers, which were not "
+                        "found: install the toolkit in /usr/local/cuda or pass -DCUDAToolkit_ROOT=...")
+  endif()
+  set(RT_WITH_CUDA ON)
+  set(RT_CUDA_EMULATED ON)
+  set(RT_CUDA_RUNTIME rt_cuda_emulator)
+elseif(NOT RT_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
   endif()
@@ -16,12 +32,13 @@ if(NOT RT_CUDA STREQUAL "OFF")
   find_package(CUDAToolkit QUIET)
   if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cublas)
     set(RT_WITH_CUDA ON)
+    set(RT_CUDA_RUNTIME CUDA::cudart CUDA::cublas)
   elseif(RT_CUDA STREQUAL "ON")
     message(FATAL_ERROR "RT_CUDA=ON but nvcc or the CUDA toolkit (cudart, cuBLAS) was not found: install it in "
                         "/usr/local/cuda or pass -DCUDAToolkit_ROOT=..., or configure with -DRT_CUDA=OFF")
   endif()
 endif()
-if(RT_WITH_CUDA)
+if(RT_WITH_CUDA AND NOT RT_CUDA_EMULATED)
   # Hopper (H100/H200) by default; never `native`: the build machine has no GPU.
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 90)
@@ -41,4 +58,8 @@ if(RT_WITH_CUDA)
     set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   endif()
 endif()
-message(STATUS "rt_engine: CUDA backend ${RT_WITH_CUDA} (RT_CUDA=${RT_CUDA}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+if(RT_CUDA_EMULATED)
+  message(STATUS "rt_engine: CUDA backend emulated on the CPU (RT_CUDA=EMULATED, kernels/cuda_emulator/)")
+else()
+  message(STATUS "rt_engine: CUDA backend ${RT_WITH_CUDA} (RT_CUDA=${RT_CUDA}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+endif()

@@ -38,14 +38,16 @@ __device__ __forceinline__ Pack<T, V> load_pack(const T* p, int64_t i) {
 // per instruction.
 template <typename T, int V>
 __device__ __forceinline__ void store_pack(T* p, int64_t i, const Pack<T, V>& x) {
+#if defined(__CUDA_ARCH__)
   if constexpr (sizeof(Pack<T, V>) == 16) {
     uint32_t w[4];
     memcpy(w, &x, sizeof(w));
     asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p + i), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
                  : "memory");
-  } else {
-    *reinterpret_cast<Pack<T, V>*>(p + i) = x;
+    return;
   }
+#endif
+  *reinterpret_cast<Pack<T, V>*>(p + i) = x;  // the CUDA emulator's build (kernels/cuda_emulator/)
 }
 
 // Starts a 16-byte copy from global memory (src) to shared memory (dst) that does not pass through

@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -133,6 +134,16 @@ void compare_into(CaseResult& r, const std::string& what, const Tensor& cpu, con
 void OpCheck::run(const OpCase& c) {
   const std::string name = c.variant.empty() ? c.op : c.op + " " + c.variant;
   if (!filter_.empty() && name.find(filter_) == std::string::npos) return;
+  if (max_elements_ > 0) {
+    int64_t elements = 0;
+    for (const Tensor& t : c.inputs) elements += t.numel();
+    if (elements > max_elements_) {
+      std::printf("SKIP  %-40s %" PRId64 " input elements, more than --max-elements %" PRId64 "\n", name.c_str(),
+                  elements, max_elements_);
+      skipped_.push_back(name);
+      return;
+    }
+  }
 
   CaseResult r;
   TensorList cpu_in, cpu_out, weights, gpu_in, gpu_out;
@@ -165,8 +176,14 @@ void OpCheck::run(const OpCase& c) {
         r.problem = what +  " of the " + device_.str() + " run is on " + gpu_out[i].device().str();
       compare_into(r, what, cpu_out[i], gpu_out[i], c.tol);
     }
-    for (size_t i = 0; i < cpu_in.size(); ++i)
-      if (wants_grad(c, i)) compare_into(r, "grad of input " + std::to_string(i), cpu_in[i].grad(), gpu_in[i].grad(), c.tol);
+    for (size_t i = 0; i < cpu_in.size(); ++i) {
+      if (!wants_grad(c, i)) continue;
+      const std::string what = "grad of input " + std::to_string(i);
+      const Tensor g = gpu_in[i].grad();
+      if (r.problem.empty() && g.defined() && g.device() != device_)  // a backward that built its result on the host
+        r.problem = what + " of the " + device_.str() + " run is on " + g.device().str();
+      compare_into(r, what, cpu_in[i].grad(), g, c.tol);
+    }
   }
 
   std::string dtypes;
@@ -180,7 +197,9 @@ void OpCheck::run(const OpCase& c) {
 }
 
 int OpCheck::summary() const {
-  std::printf("\nop check: %d cases, %d passed, %zu failed\n", passed_ + int(failed_.size()), passed_, failed_.size());
+  std::printf("\nop check: %d cases, %d passed, %zu failed", passed_ + int(failed_.size()), passed_, failed_.size());
+  if (!skipped_.empty()) std::printf(", %zu skipped (more input elements than --max-elements)", skipped_.size());
+  std::printf("\n");
   for (const std::string& f : failed_) std::printf("  FAILED: %s\n", f.c_str());
   return failed_.empty() ? 0 : 1;
 }

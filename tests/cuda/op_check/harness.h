@@ -66,8 +66,11 @@ class OpCheck {
   // Only cases whose "op variant" text contains `filter` run (empty: all). `device` is what the
   // CPU is compared with: cuda:0, or the CPU itself for --self-test (checks the cases and the
   // harness on a machine without a GPU: every case must run and be deterministic).
-  explicit OpCheck(std::string filter = {}, Device device = Device::cuda(0))
-      : filter_(std::move(filter)), device_(device) {}
+  // `max_elements` > 0 skips (and counts) the cases whose inputs hold more elements than that: the
+  // CUDA emulator (kernels/cuda_emulator/) runs a thread per fiber, too slow for the few cases sized
+  // for a GPU's limits.
+  explicit OpCheck(std::string filter = {}, Device device = Device::cuda(0), int64_t max_elements = 0)
+      : filter_(std::move(filter)), device_(device), max_elements_(max_elements) {}
   // Runs the case on both devices, prints its line, and records the outcome.
   void run(const OpCase& c);
   // Prints the totals and the failed cases; returns the process exit code (0 or 1).
@@ -76,7 +79,9 @@ class OpCheck {
  private:
   std::string filter_;
   Device device_;
+  int64_t max_elements_ = 0;
   int passed_ = 0;
+  std::vector<std::string> skipped_;
   std::vector<std::string> failed_;
 };
 

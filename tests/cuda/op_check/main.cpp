@@ -1,15 +1,18 @@
 // rt_cuda_op_check: every op with a CUDA path, run on the CPU and on cuda:0 from the same random
 // inputs, outputs and gradients compared (see harness.h).
 //
-//   rt_cuda_op_check [--self-test] [FILTER]
+//   rt_cuda_op_check [--self-test] [--max-elements N] [FILTER]
 //
 // FILTER keeps the cases whose "op variant" contains it. --self-test compares the CPU with itself
-// instead (needs no GPU): every case must run there and be deterministic. Exit codes: 0 all passed,
+// instead (needs no GPU): every case must run there and be deterministic. --max-elements skips the
+// cases with more input elements (the CUDA emulator's build runs it so). Exit codes: 0 all passed,
 // 1 a case failed, 77 no usable CUDA device (ctest reports the test as skipped, reason printed).
 //
 // Every op of the engine has a case. An op without a CUDA path would throw DeviceError "<op> has
 // no CUDA implementation yet" on a GPU tensor (tests/cuda/test_cuda_dispatch.cpp).
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cases.h"
@@ -18,14 +21,27 @@
 int main(int argc, char** argv) {
   using namespace rt::op_check;
   bool self_test = false;
+  int64_t max_elements = 0;
   std::string filter;
+  const char* usage = "usage: rt_cuda_op_check [--self-test] [--max-elements N] [FILTER]";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--self-test") self_test = true;
-    else if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "rt_cuda_op_check: unknown option %s; usage: rt_cuda_op_check [--self-test] [FILTER]\n", a.c_str());
+    if (a == "--self-test") {
+      self_test = true;
+    } else if (a == "--max-elements") {
+      char* end = nullptr;
+      max_elements = i + 1 < argc ? std::strtoll(argv[i + 1], &end, 10) : 0;
+      if (max_elements <= 0 || *end != '\0') {
+        std::fprintf(stderr, "rt_cuda_op_check: --max-elements takes a positive count; %s\n", usage);
+        return 2;
+      }
+      ++i;
+    } else if (a.rfind("-", 0) == 0) {
+      std::fprintf(stderr, "rt_cuda_op_check: unknown option %s; %s\n", a.c_str(), usage);
       return 2;
-    } else filter = a;
+    } else {
+      filter = a;
+    }
   }
   rt::Device other = rt::Device::cpu();
   if (self_test) {
@@ -43,7 +59,7 @@ int main(int argc, char** argv) {
   }
   rt::manual_seed(20240607);
 
-  OpCheck check(filter, other);
+  OpCheck check(filter, other, max_elements);
   add_arith_cases(check);
   add_unary_cases(check);
   add_pow_clamp_cases(check);

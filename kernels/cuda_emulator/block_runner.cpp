@@ -1,0 +1,365 @@
+// Runs a kernel's grid on the calling thread: blocks one after another, a block's threads as
+// ucontext fibers that switch only where CUDA threads synchronise. See device.h for what a kernel
+// sees and which undefined behaviour is reported.
+//
+// Note [Rounds]. The runner lets every runnable fiber of the block run until it waits (at
+// __syncthreads, __syncwarp or a shuffle) or returns. Then nobody is running, and it releases the
+// barriers that are complete: a warp group whose mask lanes all wait with the same kind and mask
+// (a shuffle's lanes then read each other's published values), and __syncthreads once every
+// thread that has not returned waits there (returned threads count as arrived, as on Volta and
+// later). A round that releases nothing while threads still wait is a deadlock on a GPU too.
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_emulator/device.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define RT_EMULATOR_ASAN 1
+#endif
+
+namespace rt::cuda_emulator {
+
+thread_local const ThreadPosition* t_position = nullptr;
+
+namespace {
+
+constexpr size_t kStackBytes = 256 * 1024;  // kernels keep their "registers" here; ASan frames are larger
+constexpr int kWarp = 32;
+
+// A fiber stack with an inaccessible guard page below it, so an overflow faults instead of
+// writing into the next stack.
+class FiberStack {
+ public:
+  FiberStack() {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    mapping_bytes_ = kStackBytes + page;
+    void* p = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      std::fprintf(stderr, "cuda emulator: cannot map a %zu KiB fiber stack\n", kStackBytes / 1024);
+      std::abort();
+    }
+    mprotect(p, page, PROT_NONE);
+    mapping_ = p;
+    base_ = static_cast<char*>(p) + page;
+  }
+  ~FiberStack() { munmap(mapping_, mapping_bytes_); }
+  FiberStack(const FiberStack&) = delete;
+  FiberStack& operator=(const FiberStack&) = delete;
+  char* base() const { return base_; }
+
+ private:
+  void* mapping_ = nullptr;
+  size_t mapping_bytes_ = 0;
+  char* base_ = nullptr;
+};
+
+enum class Wait { None, Block, Warp, Shuffle, Done };
+
+struct Fiber {
+  ucontext_t context;
+  ThreadPosition position;
+  Wait wait = Wait::None;
+  unsigned mask = 0;       // Warp / Shuffle: the lanes named
+  unsigned char value[16]; // Shuffle: what this lane publishes
+  size_t bytes = 0;
+  int source = -1;         // Shuffle: the lane read, -1 for its own value
+  void* result = nullptr;  // Shuffle: where the value read goes
+};
+
+// "3, 16-31" for the lanes set in `lanes`.
+std::string lane_list(unsigned lanes) {
+  std::string s;
+  for (int l = 0; l < kWarp;) {
+    if (!(lanes & (1u << l))) {
+      ++l;
+      continue;
+    }
+    int last = l;
+    while (last + 1 < kWarp && (lanes & (1u << (last + 1)))) ++last;
+    s += (s.empty() ? "" : ", ") + std::to_string(l) + (last > l ? "-" + std::to_string(last) : "");
+    l = last + 1;
+  }
+  return s;
+}
+
+const char* wait_name(Wait w) {
+  switch (w) {
+    case Wait::Block: return "__syncthreads";
+    case Wait::Warp: return "__syncwarp";
+    case Wait::Shuffle: return "a shuffle";
+    case Wait::Done: return "return";
+    case Wait::None: break;
+  }
+  return "running";
+}
+
+class BlockRunner;
+thread_local BlockRunner* t_runner = nullptr;
+
+class BlockRunner {
+ public:
+  BlockRunner(const char* kernel_name, const LaunchConfig& config, void (*body)(void*), void* context)
+      : kernel_name_(kernel_name), config_(config), body_(body), context_(context) {
+    threads_ = int(config.block.x * config.block.y * config.block.z);
+    fibers_.resize(size_t(threads_));
+    while (stacks().size() < size_t(threads_)) stacks().push_back(std::make_unique<FiberStack>());
+    if (config.shared_bytes) shared_.reset(static_cast<unsigned char*>(std::aligned_alloc(128, round_up(config.shared_bytes))));
+  }
+
+  void* shared_memory() const { return shared_.get(); }
+
+  // Runs block `block`; false (after printing why) when the kernel did what a GPU leaves undefined.
+  bool run_block(uint3 block) {
+    if (shared_) std::memset(shared_.get(), 0xff, config_.shared_bytes);  // NaN / -1 where read before written
+    for (int t = 0; t < threads_; ++t) start_fiber(t, block);
+    for (;;) {
+      for (int t = 0; t < threads_; ++t)
+        if (fibers_[size_t(t)].wait == Wait::None) switch_to(t);
+      int live = 0, at_block_barrier = 0;
+      for (const Fiber& f : fibers_) {
+        live += f.wait != Wait::Done;
+        at_block_barrier += f.wait == Wait::Block;
+      }
+      if (live == 0) return true;
+      bool released = false;
+      for (int w = 0; w * kWarp < threads_; ++w) {
+        if (!release_warp(w, released)) return false;
+      }
+      if (at_block_barrier == live) {
+        for (Fiber& f : fibers_)
+          if (f.wait == Wait::Block) f.wait = Wait::None;
+        released = true;
+      }
+      if (!released) return report_deadlock();
+    }
+  }
+
+  // Called on a fiber: waits for the scheduler to release it.
+  void wait(Wait kind) {
+    fibers_[size_t(current_)].wait = kind;
+    switch_to_scheduler(false);
+  }
+  Fiber& current() { return fibers_[size_t(current_)]; }
+
+ private:
+  static std::vector<std::unique_ptr<FiberStack>>& stacks() {
+    thread_local std::vector<std::unique_ptr<FiberStack>> pool;
+    return pool;
+  }
+  static size_t round_up(size_t n) { return (n + 127) / 128 * 128; }
+
+  void start_fiber(int t, uint3 block) {
+    Fiber& f = fibers_[size_t(t)];
+    const dim3 b = config_.block;
+    f.position.thread_idx = uint3{unsigned(t) % b.x, unsigned(t) / b.x % b.y, unsigned(t) / (b.x * b.y)};
+    f.position.block_idx = block;
+    f.position.block_dim = b;
+    f.position.grid_dim = config_.grid;
+    f.position.lane = t % kWarp;
+    f.wait = Wait::None;
+    char* stack = stacks()[size_t(t)]->base();
+#if RT_EMULATOR_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(stack, kStackBytes);  // frames of fibers abandoned by a failed launch
+#endif
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = stack;
+    f.context.uc_stack.ss_size = kStackBytes;
+    f.context.uc_link = nullptr;
+    makecontext(&f.context, &BlockRunner::fiber_main, 0);
+  }
+
+  static void fiber_main() {
+    BlockRunner* self = t_runner;
+    self->arrived_on_fiber();
+    self->body_(self->context_);
+    self->current().wait = Wait::Done;
+    self->switch_to_scheduler(true);
+  }
+
+  void switch_to(int t) {
+    current_ = t;
+    t_position = &fibers_[size_t(t)].position;
+#if RT_EMULATOR_ASAN
+    void* fake_stack = nullptr;
+    __sanitizer_start_switch_fiber(&fake_stack, stacks()[size_t(t)]->base(), kStackBytes);
+    swapcontext(&scheduler_, &fibers_[size_t(t)].context);
+    __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#else
+    swapcontext(&scheduler_, &fibers_[size_t(t)].context);
+#endif
+    t_position = nullptr;
+  }
+
+  void arrived_on_fiber() {
+#if RT_EMULATOR_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, &scheduler_stack_, &scheduler_stack_bytes_);
+#endif
+  }
+
+  void switch_to_scheduler(bool finished) {
+#if RT_EMULATOR_ASAN
+    void* fake_stack = nullptr;
+    __sanitizer_start_switch_fiber(finished ? nullptr : &fake_stack, scheduler_stack_, scheduler_stack_bytes_);
+    swapcontext(&current().context, &scheduler_);
+    __sanitizer_finish_switch_fiber(fake_stack, &scheduler_stack_, &scheduler_stack_bytes_);
+#else
+    (void)finished;
+    swapcontext(&current().context, &scheduler_);
+#endif
+  }
+
+  // Releases the complete groups of warp w; false after reporting a mask that names a lane that
+  // does not exist, has returned, or a shuffle reading a lane outside its mask.
+  bool release_warp(int w, bool& released) {
+    const int first = w * kWarp;
+    const int lanes = std::min(kWarp, threads_ - first);
+    const unsigned existing = lanes == kWarp ? 0xffffffffu : (1u << lanes) - 1;
+    for (int l = 0; l < lanes; ++l) {
+      Fiber& f = fibers_[size_t(first + l)];
+      if (f.wait != Wait::Warp && f.wait != Wait::Shuffle) continue;
+      if (f.mask & ~existing)
+        return fail(first + l, std::string(wait_name(f.wait)) + " with mask 0x" + hex(f.mask) + " names lane(s) " +
+                                   lane_list(f.mask & ~existing) + ", which this block of " + std::to_string(threads_) +
+                                   " threads does not have");
+      if (!(f.mask & (1u << l)))
+        return fail(first + l, std::string(wait_name(f.wait)) + " with mask 0x" + hex(f.mask) +
+                                   " does not name the calling lane " + std::to_string(l));
+      unsigned complete = 0, returned = 0;
+      for (int m = 0; m < lanes; ++m) {
+        if (!(f.mask & (1u << m))) continue;
+        const Fiber& g = fibers_[size_t(first + m)];
+        if (g.wait == Wait::Done) returned |= 1u << m;
+        if (g.wait == f.wait && g.mask == f.mask) complete |= 1u << m;
+      }
+      if (returned)
+        return fail(first + l, std::string(wait_name(f.wait)) + " with mask 0x" + hex(f.mask) + " waits for lane(s) " +
+                                   lane_list(returned) + ", which returned from the kernel");
+      if (complete != f.mask) continue;  // others still on their way, or at another barrier (a deadlock, if nothing moves)
+      if (f.wait == Wait::Shuffle) {
+        for (int m = 0; m < lanes; ++m) {
+          if (!(f.mask & (1u << m))) continue;
+          Fiber& g = fibers_[size_t(first + m)];
+          if (g.source >= 0 && !(f.mask & (1u << g.source)))
+            return fail(first + m, "a shuffle with mask 0x" + hex(f.mask) + " reads lane " + std::to_string(g.source) +
+                                       ", which is not in the mask (its value is undefined)");
+          const Fiber& from = g.source >= 0 ? fibers_[size_t(first + g.source)] : g;
+          std::memcpy(g.result, from.value, g.bytes);
+        }
+      }
+      for (int m = 0; m < lanes; ++m)
+        if (f.mask & (1u << m)) fibers_[size_t(first + m)].wait = Wait::None;
+      released = true;
+    }
+    return true;
+  }
+
+  bool report_deadlock() {
+    std::string waits;
+    for (int t = 0; t < threads_;) {
+      const Fiber& f = fibers_[size_t(t)];
+      int u = t + 1;
+      while (u < threads_ && fibers_[size_t(u)].wait == f.wait && fibers_[size_t(u)].mask == f.mask) ++u;
+      waits += "; thread" + std::string(u - t > 1 ? "s " : " ") + std::to_string(t) +
+               (u - t > 1 ? "-" + std::to_string(u - 1) : "") + ": " + wait_name(f.wait);
+      if (f.wait == Wait::Warp || f.wait == Wait::Shuffle) waits += " (mask 0x" + hex(f.mask) + ")";
+      t = u;
+    }
+    return fail(-1, "deadlock: no barrier can complete" + waits);
+  }
+
+  static std::string hex(unsigned v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", v);
+    return buf;
+  }
+
+  bool fail(int thread, const std::string& what) {
+    const uint3 b = fibers_[0].position.block_idx;
+    std::fprintf(stderr, "cuda emulator: kernel %s, block (%u, %u, %u)%s: %s\n", kernel_name_, b.x, b.y, b.z,
+                 thread >= 0 ? (", thread " + std::to_string(thread)).c_str() : "", what.c_str());
+    return false;
+  }
+
+  const char* kernel_name_;
+  LaunchConfig config_;
+  void (*body_)(void*);
+  void* context_;
+  int threads_ = 0;
+  int current_ = -1;
+  std::vector<Fiber> fibers_;
+  struct FreeDeleter {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  std::unique_ptr<unsigned char, FreeDeleter> shared_;
+  ucontext_t scheduler_;
+  const void* scheduler_stack_ = nullptr;
+  size_t scheduler_stack_bytes_ = 0;
+};
+
+BlockRunner& runner_on_fiber(const char* what) {
+  if (!t_runner || !t_position) {
+    std::fprintf(stderr, "cuda emulator: %s called outside a kernel\n", what);
+    std::abort();
+  }
+  return *t_runner;
+}
+
+cudaError_t check_config(const void* kernel, const LaunchConfig& c) {
+  const dim3 b = c.block, g = c.grid;
+  if (b.x == 0 || b.y == 0 || b.z == 0 || b.x > 1024 || b.y > 1024 || b.z > 64 ||
+      uint64_t(b.x) * b.y * b.z > uint64_t(kMaxThreadsPerBlock))
+    return cudaErrorInvalidConfiguration;
+  if (g.x == 0 || g.y == 0 || g.z == 0 || g.x > 2147483647u || g.y > 65535 || g.z > 65535)
+    return cudaErrorInvalidConfiguration;
+  if (c.shared_bytes > max_dynamic_shared_bytes(kernel)) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t run_grid(const char* kernel_name, const void* kernel, const LaunchConfig& config, void (*body)(void*),
+                     void* context) {
+  if (const cudaError_t e = check_config(kernel, config); e != cudaSuccess) return e;
+  BlockRunner runner(kernel_name, config, body, context);
+  BlockRunner* outer = t_runner;
+  t_runner = &runner;
+  bool ok = true;
+  for (unsigned z = 0; ok && z < config.grid.z; ++z)
+    for (unsigned y = 0; ok && y < config.grid.y; ++y)
+      for (unsigned x = 0; ok && x < config.grid.x; ++x) ok = runner.run_block(uint3{x, y, z});
+  t_runner = outer;
+  return ok ? cudaSuccess : cudaErrorLaunchFailure;
+}
+
+void* dynamic_shared_memory() { return runner_on_fiber("dynamic shared memory").shared_memory(); }
+
+void sync_threads() { runner_on_fiber("__syncthreads").wait(Wait::Block); }
+
+void sync_warp(unsigned mask) {
+  BlockRunner& r = runner_on_fiber("__syncwarp");
+  r.current().mask = mask;
+  r.wait(Wait::Warp);
+}
+
+void shuffle(unsigned mask, const void* value, size_t bytes, int source, void* result) {
+  BlockRunner& r = runner_on_fiber("a warp shuffle");
+  Fiber& f = r.current();
+  f.mask = mask;
+  std::memcpy(f.value, value, bytes);
+  f.bytes = bytes;
+  f.source = source;
+  f.result = result;
+  r.wait(Wait::Shuffle);
+}
+
+}  // namespace rt::cuda_emulator
