@@ -67,12 +67,13 @@ void cat_into(const Tensor& out, const TensorList& parts, int64_t dim) {
   for (int64_t d = 0; d < dim; ++d) outer *= os[size_t(d)];
   for (size_t d = size_t(dim) + 1; d < os.size(); ++d) inner *= os[d];
   const int64_t es = int64_t(out.element_size());
-  char* base = static_cast<char*>(out.raw_data());
+  // raw_data() is for host memory only (it throws for a GPU tensor); other devices copy through views.
+  char* base = out.device().is_cpu() ? static_cast<char*>(out.raw_data()) : nullptr;
   int64_t at = 0;
   for (const Tensor& p : parts) {
     const int64_t n = p.sizes()[size_t(dim)];
     if (n * inner * outer > 0) {
-      if (p.dtype() == out.dtype() && p.is_contiguous() && out.device().is_cpu() && p.device().is_cpu()) {
+      if (base && p.dtype() == out.dtype() && p.is_contiguous() && p.device().is_cpu()) {
         copy_blocks(base + at * inner * es, os[size_t(dim)] * inner * es, static_cast<const char*>(p.raw_data()),
                     n * inner * es, outer);
       } else {
@@ -186,7 +187,7 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
       int64_t at = 0;
       for (size_t i = 0; i < lengths.size(); ++i) {
         if (lengths[i] < 0) {
-          if (needed[i]) r[i] = zeros({0}, g[0].dtype());
+          if (needed[i]) r[i] = zeros({0}, TensorOptions(g[0].dtype()).with_device(g[0].device()));
           continue;
         }
         if (needed[i]) r[i] = narrow(g[0], dim, at, lengths[i]);

@@ -21,7 +21,7 @@ namespace {
 template <typename ViewFn>
 void record_partial_view(const char* name, const Tensor& in, const Tensor& out, ViewFn fn) {
   record(name, {in}, {out}, [shape = in.sizes(), dtype = in.dtype(), fn](const TensorList& g) {
-    Tensor z = zeros(shape, dtype);
+    Tensor z = zeros(shape, TensorOptions(dtype).with_device(g[0].device()));
     Tensor part = fn(z);
     detail::copy_into(part, g[0]);
     return TensorList{z};
