@@ -99,14 +99,18 @@ Plan make_plan(const TensorArg& in, uint32_t dim_mask, const char* op) {
 }
 
 // ---- accumulators ---------------------------------------------------------------------------
+// Word by word through memcpy: reading a double or a struct through an int* breaks C++'s aliasing
+// rules, and an optimiser that uses them may drop the writes (the CUDA emulator's g++ -O3 did:
+// float64 and int64 sums came out NaN or garbage).
 template <typename A>
 __device__ __forceinline__ A shfl_down(A v, int offset) {
   static_assert(sizeof(A) % 4 == 0, "accumulators are made of 32-bit words");
-  A r;
-  const int* src = reinterpret_cast<const int*>(&v);
-  int* dst = reinterpret_cast<int*>(&r);
+  int words[sizeof(A) / 4];
+  memcpy(words, &v, sizeof(A));
 #pragma unroll
-  for (int k = 0; k < int(sizeof(A) / 4); ++k) dst[k] = __shfl_down_sync(0xffffffffu, src[k], offset);
+  for (int k = 0; k < int(sizeof(A) / 4); ++k) words[k] = __shfl_down_sync(0xffffffffu, words[k], offset);
+  A r;
+  memcpy(&r, words, sizeof(A));
   return r;
 }
 
