@@ -1,4 +1,5 @@
 // softmax and log_softmax along one dim: fused, max-shifted forward and fused backward.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -63,27 +64,42 @@ compute_t<T> row_max(const T* x, int64_t n, int64_t stride) {
   return m;
 }
 
+// The sum of term(d) over d in [0, n) along a contiguous row: vector sums of 1024-element chunks,
+// added up in double. One float vector sum over a long row drifts: a 32768-element log_softmax row's
+// gradient was off by 7e-4 where exp(y) is large, 40 times the CUDA kernel's tree of per-thread
+// partial sums (found by the op check through the CUDA emulator).
+template <typename A, typename Term>
+A row_sum(int64_t n, Term&& term) {
+  constexpr int64_t kChunk = 1024;
+  double total = 0;
+  for (int64_t c = 0; c < n; c += kChunk) {
+    const int64_t end = std::min(n, c + kChunk);
+    A s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t d = c; d < end; ++d) s += term(d);
+    total += double(s);
+  }
+  return A(total);
+}
+
 // One contiguous row (the reduced dim is innermost).
 template <typename T>
 void softmax_row(const T* x, T* y, int64_t n, bool log) {
   using C = compute_t<T>;
   using A = acc_t<T>;
   const C mx = row_max(x, n, 1);
-  A sum = 0;
   if (!log && std::is_same_v<T, C>) {
-#pragma omp simd reduction(+ : sum)
-    for (int64_t d = 0; d < n; ++d) {
+    const A sum = row_sum<A>(n, [&](int64_t d) {
       const C e = detail::vexp(C(x[d]) - mx);
       y[d] = T(e);
-      sum += A(e);
-    }
+      return A(e);
+    });
     const C scale = C(A(1) / sum);
 #pragma omp simd
     for (int64_t d = 0; d < n; ++d) y[d] = T(C(y[d]) * scale);
     return;
   }
-#pragma omp simd reduction(+ : sum)
-  for (int64_t d = 0; d < n; ++d) sum += A(detail::vexp(C(x[d]) - mx));
+  const A sum = row_sum<A>(n, [&](int64_t d) { return A(detail::vexp(C(x[d]) - mx)); });
   if (log) {
     const C shift = mx + C(std::log(sum));
 #pragma omp simd
@@ -145,10 +161,7 @@ void softmax_backward(const T* y, const T* g, T* gx, const DimLayout& L, bool lo
     A dot[kBlock];
     for (int64_t j = 0; j < w; ++j) dot[j] = 0;
     if (inner == 1) {
-      A s = 0;
-#pragma omp simd reduction(+ : s)
-      for (int64_t d = 0; d < n; ++d) s += log ? A(C(g[base + d])) : A(C(g[base + d]) * C(y[base + d]));
-      dot[0] = s;
+      dot[0] = row_sum<A>(n, [&](int64_t d) { return log ? A(C(g[base + d])) : A(C(g[base + d]) * C(y[base + d])); });
     } else {
       for (int64_t d = 0; d < n; ++d)
 #pragma omp simd

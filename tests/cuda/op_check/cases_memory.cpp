@@ -21,7 +21,8 @@ void layouts(OpCheck& check) {
   }
   check.run({.op = "contiguous", .variant = "sliced step 2", .inputs = {randn_t({10, 9})}, .grad = {true}, .tol = Tol::Exact,
              .fn = one([](const TensorList& in, Device) { return in[0].slice(0, 1, std::nullopt, 2).slice(1, 0, 7, 3).contiguous(); })});
-  check.run({.op = "contiguous", .variant = "expanded (stride 0)", .inputs = {randn_t({4, 1, 3})}, .grad = {true}, .tol = Tol::Exact,
+  // The copy is exact; its gradient sums over the 10 expanded copies, in another order on each device.
+  check.run({.op = "contiguous", .variant = "expanded (stride 0)", .inputs = {randn_t({4, 1, 3})}, .grad = {true}, .tol = Tol::Reduction,
              .fn = one([](const TensorList& in, Device) { return in[0].expand({2, 4, 5, 3}).contiguous(); })});
   check.run({.op = "contiguous", .variant = "permuted 4-D, 100k elements", .inputs = {randn_t({10, 20, 25, 20})}, .grad = {true},
              .tol = Tol::Exact, .fn = one([](const TensorList& in, Device) { return in[0].permute({3, 1, 0, 2}).contiguous(); })});
@@ -103,8 +104,9 @@ void transfers(OpCheck& check) {
                  dst.slice(0, 3, 4).copy_(host ? in[1].cpu() : in[1]);
                  return dst;
                })});
+  // A float32 sum (compared at float32's bound: the devices add the three values in different orders).
   check.run({.op = "item", .inputs = {randn_t({3})}, .tol = Tol::Reduction, .host_outputs = true,
-             .fn = one([](const TensorList& in, Device) { return rt::scalar_tensor(in[0].sum().item<double>(), kFloat64); })});
+             .fn = one([](const TensorList& in, Device) { return rt::scalar_tensor(in[0].sum().item<double>(), kFloat32); })});
 }
 
 void factories(OpCheck& check) {
