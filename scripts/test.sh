@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, runs the engine tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/; engine, allocator, profiler and view models, no Python, no CUDA:
-# it also tests the build without the CUDA backend), then the full suite
-# (build/) through ctest, whose summary is printed last.
+# it also tests the build without the CUDA backend), the CUDA tests on the CUDA emulator (build-cuda-emulated/:
+# kernels/cuda_emulator/ runs the CUDA kernels on the CPU), then the full suite (build/) through ctest, whose
+# summary is printed last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache hits across checkouts (CI clones to a new folder each time).
@@ -24,6 +25,18 @@ if ! (cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
   exit 1
 fi
 tail -n 4 build-asan/ctest.log
+
+echo "== CUDA emulator build (build-cuda-emulated/: the CUDA backend with its kernels run on the CPU) =="
+cmake -S . -B build-cuda-emulated -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_CUDA=EMULATED -DRT_CUPTI=OFF \
+  -DRT_BUILD_CLI=OFF -DRT_BUILD_STUDIO=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build build-cuda-emulated -j "$jobs"
+echo "== CUDA emulator tests (every op against the CPU, streams, tests/python/test_cuda.py, the emulator itself) =="
+if ! (cd build-cuda-emulated && ctest -j "$jobs" --output-on-failure -L 'cuda|kernels' --timeout 600 >ctest.log 2>&1); then
+  cat build-cuda-emulated/ctest.log
+  echo "test.sh: CUDA emulator tests failed (log: build-cuda-emulated/ctest.log)" >&2
+  exit 1
+fi
+tail -n 4 build-cuda-emulated/ctest.log
 
 echo "== release build (build/) =="
 scripts/build.sh

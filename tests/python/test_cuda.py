@@ -31,10 +31,12 @@ REASON = re.escape(rt.cuda.unavailable_reason())
 
 
 def engine_links_cublas():
-    """Whether cuBLAS is loaded in this process: only the CUDA backend of rt_engine links it (the
-    profiler's CUPTI collector loads the CUDA runtime, so libcudart says nothing)."""
+    """Whether cuBLAS, or the CUDA emulator that stands in for it (RT_CUDA=EMULATED), is loaded in
+    this process: only the CUDA backend of rt_engine links them (the profiler's CUPTI collector
+    loads the CUDA runtime, so libcudart says nothing)."""
     with open("/proc/self/maps") as maps:
-        return "libcublas" in maps.read()
+        loaded = maps.read()
+    return "libcublas" in loaded or "librt_cuda_emulator" in loaded
 
 
 # ---- queries -------------------------------------------------------------------------------
