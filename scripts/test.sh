@@ -2,8 +2,8 @@
 # Runs every test: installs what is missing, builds, runs the engine tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/; engine, allocator, profiler and view models, no Python, no CUDA:
 # it also tests the build without the CUDA backend), the CUDA tests on the CUDA emulator (build-cuda-emulated/:
-# kernels/cuda_emulator/ runs the CUDA kernels on the CPU), then the full suite (build/) through ctest, whose
-# summary is printed last.
+# kernels/cuda_emulator/ runs the CUDA kernels on the CPU; build-cuda-emulated-asan/: the op check again under
+# ASan + UBSan), then the full suite (build/) through ctest, whose summary is printed last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache hits across checkouts (CI clones to a new folder each time).
@@ -37,6 +37,23 @@ if ! (cd build-cuda-emulated && ctest -j "$jobs" --output-on-failure -L 'cuda|ke
   exit 1
 fi
 tail -n 4 build-cuda-emulated/ctest.log
+
+# The same kernels under ASan + UBSan with every tensor its own exact-size allocation
+# (PYTORCH_NO_CUDA_MEMORY_CACHING=1): a kernel reading or writing past a tensor fails here, as
+# compute-sanitizer's memcheck would report it on a GPU.
+echo "== CUDA emulator under ASan + UBSan (build-cuda-emulated-asan/: the kernels' memory accesses) =="
+cmake -S . -B build-cuda-emulated-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_SANITIZE=ON -DRT_CUDA=EMULATED \
+  -DRT_CUPTI=OFF -DRT_BUILD_PYTHON=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build build-cuda-emulated-asan -j "$jobs" --target rt_cuda_op_check test_cuda_streams test_block_runner
+if ! (cd build-cuda-emulated-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
+      ctest -j "$jobs" --output-on-failure -R '^(rt_cuda_op_check|test_cuda_streams|test_block_runner:.*)$' \
+      --timeout 600 >ctest.log 2>&1); then
+  cat build-cuda-emulated-asan/ctest.log
+  echo "test.sh: CUDA emulator tests under ASan + UBSan failed (log: build-cuda-emulated-asan/ctest.log)" >&2
+  exit 1
+fi
+tail -n 4 build-cuda-emulated-asan/ctest.log
 
 echo "== release build (build/) =="
 scripts/build.sh

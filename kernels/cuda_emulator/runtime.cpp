@@ -7,7 +7,7 @@
 // The model: work runs when it is issued (kernels when launched, copies when called), so every
 // stream and event is always idle; streams and events are still real handles, validated on each
 // use, so a destroyed or made-up handle fails as on a GPU. Device memory is host memory from
-// std::aligned_alloc, counted against each device's capacity; copies and memsets check that the
+// posix_memalign, counted against each device's capacity; copies and memsets check that the
 // device side of the transfer lies inside a live cudaMalloc block, which a GPU would fault on.
 //
 // Settings, read from the environment:
@@ -467,8 +467,11 @@ extern "C" cudaError_t cudaMalloc(void** devPtr, size_t size) {
   DeviceMemory& memory = memory_of(t_device);
   std::lock_guard<std::mutex> lk(memory.mu);
   if (memory.reserved > capacity || reserved > capacity - memory.reserved) return fail(cudaErrorMemoryAllocation);
-  void* p = std::aligned_alloc(kDeviceAlignment, reserved);
-  if (!p) return fail(cudaErrorMemoryAllocation);
+  // Exactly `size` bytes (posix_memalign takes any size): under AddressSanitizer a kernel reading one
+  // element past a tensor then faults, as compute-sanitizer's memcheck reports it on a GPU (with
+  // PYTORCH_NO_CUDA_MEMORY_CACHING=1 each tensor is its own allocation).
+  void* p = nullptr;
+  if (posix_memalign(&p, kDeviceAlignment, size) != 0) return fail(cudaErrorMemoryAllocation);
   memory.blocks.emplace(reinterpret_cast<uintptr_t>(p), Allocation{size, reserved});
   memory.reserved += reserved;
   *devPtr = p;
