@@ -2,12 +2,19 @@
 // ucontext fibers that switch only where CUDA threads synchronise. See device.h for what a kernel
 // sees and which undefined behaviour is reported.
 //
-// Note [Rounds]. The runner lets every runnable fiber of the block run until it waits (at
-// __syncthreads, __syncwarp or a shuffle) or returns. Then nobody is running, and it releases the
-// barriers that are complete: a warp group whose mask lanes all wait with the same kind and mask
-// (a shuffle's lanes then read each other's published values), and __syncthreads once every
-// thread that has not returned waits there (returned threads count as arrived, as on Volta and
-// later). A round that releases nothing while threads still wait is a deadlock on a GPU too.
+// Note [Rounds]. A round takes the block's warps one after another and runs each as far as it can
+// go alone: its runnable fibers run until they wait (at __syncthreads, __syncwarp or a shuffle) or
+// return, its complete warp groups are released (a group: the mask's lanes all waiting with the
+// same kind and mask; a shuffle's lanes then read each other's published values), and again, until
+// the warp waits at __syncthreads, at an incomplete group, or has returned. Then the next warp
+// runs. After the last, __syncthreads is released once every thread that has not returned waits
+// there (returned threads count as arrived, as on Volta and later). A round that releases nothing
+// while threads still wait is a deadlock on a GPU too.
+//
+// Running one warp ahead of the others between block barriers is a schedule a GPU may choose, and
+// the one that shows a missing __syncthreads: a warp that writes shared memory for the next step
+// before the others have read the last one's. The first warp runs ahead by default; with
+// RT_CUDA_EMULATED_WARP_ORDER=last the last one does (scripts/test.sh runs the op check both ways).
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -64,6 +71,8 @@ class FiberStack {
 };
 
 enum class Wait { None, Block, Warp, Shuffle, Done };
+enum class WarpOrder { First, Last, Invalid };
+WarpOrder warp_order();
 
 struct Fiber {
   ucontext_t context;
@@ -122,19 +131,25 @@ class BlockRunner {
   bool run_block(uint3 block) {
     if (shared_) std::memset(shared_.get(), 0xff, config_.shared_bytes);  // NaN / -1 where read before written
     for (int t = 0; t < threads_; ++t) start_fiber(t, block);
+    const int warps = (threads_ + kWarp - 1) / kWarp;
     for (;;) {
-      for (int t = 0; t < threads_; ++t)
-        if (fibers_[size_t(t)].wait == Wait::None) switch_to(t);
+      bool released = false;
+      for (int i = 0; i < warps; ++i) {
+        const int w = last_warp_first() ? warps - 1 - i : i;
+        for (bool warp_released = true; warp_released;) {
+          for (int t = w * kWarp; t < std::min(threads_, (w + 1) * kWarp); ++t)
+            if (fibers_[size_t(t)].wait == Wait::None) switch_to(t);
+          warp_released = false;
+          if (!release_warp(w, warp_released)) return false;
+          released = released || warp_released;
+        }
+      }
       int live = 0, at_block_barrier = 0;
       for (const Fiber& f : fibers_) {
         live += f.wait != Wait::Done;
         at_block_barrier += f.wait == Wait::Block;
       }
       if (live == 0) return true;
-      bool released = false;
-      for (int w = 0; w * kWarp < threads_; ++w) {
-        if (!release_warp(w, released)) return false;
-      }
       if (at_block_barrier == live) {
         for (Fiber& f : fibers_)
           if (f.wait == Wait::Block) f.wait = Wait::None;
@@ -157,6 +172,8 @@ class BlockRunner {
     return pool;
   }
   static size_t round_up(size_t n) { return (n + 127) / 128 * 128; }
+
+  static bool last_warp_first() { return warp_order() == WarpOrder::Last; }
 
   void start_fiber(int t, uint3 block) {
     Fiber& f = fibers_[size_t(t)];
@@ -306,6 +323,20 @@ class BlockRunner {
   size_t scheduler_stack_bytes_ = 0;
 };
 
+// RT_CUDA_EMULATED_WARP_ORDER: "first" (or unset) runs the first warp ahead, "last" the last one
+// (Note [Rounds]); anything else fails every launch, after saying so once.
+WarpOrder warp_order() {
+  static const WarpOrder order = [] {
+    const char* text = std::getenv("RT_CUDA_EMULATED_WARP_ORDER");
+    if (!text || std::string(text) == "first") return WarpOrder::First;
+    if (std::string(text) == "last") return WarpOrder::Last;
+    std::fprintf(stderr, "cuda emulator: RT_CUDA_EMULATED_WARP_ORDER=\"%s\" is neither \"first\" nor \"last\"; "
+                 "every launch fails with cudaErrorInvalidValue\n", text);
+    return WarpOrder::Invalid;
+  }();
+  return order;
+}
+
 BlockRunner& runner_on_fiber(const char* what) {
   if (!t_runner || !t_position) {
     std::fprintf(stderr, "cuda emulator: %s called outside a kernel\n", what);
@@ -330,6 +361,7 @@ cudaError_t check_config(const void* kernel, const LaunchConfig& c) {
 cudaError_t run_grid(const char* kernel_name, const void* kernel, const LaunchConfig& config, void (*body)(void*),
                      void* context) {
   if (const cudaError_t e = check_config(kernel, config); e != cudaSuccess) return e;
+  if (warp_order() == WarpOrder::Invalid) return cudaErrorInvalidValue;
   BlockRunner runner(kernel_name, config, body, context);
   BlockRunner* outer = t_runner;
   t_runner = &runner;

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -202,4 +203,37 @@ TEST_CASE("CUDA's min and max of mixed types, and round-to-nearest intrinsics") 
   CHECK(max(2u, 7ull) == 7ull);
   CHECK(__umulhi(0x80000000u, 6u) == 3u);
   CHECK(__fmul_rn(0.1f, 3.f) == 0.1f * 3.f);
+}
+
+namespace {
+
+// Two block-wide sums through one shared array, as block_all_reduce does; `barrier_before_write`
+// is the __syncthreads that keeps the second sum's writes from overtaking the first sum's reads.
+void sum_twice(float* out, bool barrier_before_write) {
+  __shared__ float partial[8];
+  const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32), warps = int(blockDim.x / 32);
+  float total = 0;
+  for (int call = 0; call < 2; ++call) {
+    float v = float(call + 1);
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    if (barrier_before_write) __syncthreads();
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    float s = lane < warps ? partial[lane] : 0.f;
+    for (int offset = 16; offset > 0; offset /= 2) s += __shfl_xor_sync(0xffffffffu, s, offset);
+    total += s;
+  }
+  out[threadIdx.x] = total;
+}
+
+}  // namespace
+
+TEST_CASE("a warp runs ahead of the others between barriers, so a missing __syncthreads shows") {
+  // 4 warps: the sums are 4 * 32 * 1 and 4 * 32 * 2, so every thread should hold 384.
+  std::vector<float> out(128);
+  REQUIRE(run(emu::config(1, 128), sum_twice, out.data(), true) == cudaSuccess);
+  for (float v : out) CHECK(v == 384.f);
+  // Without the barrier the first warp writes its second partial before the others read the first.
+  REQUIRE(run(emu::config(1, 128), sum_twice, out.data(), false) == cudaSuccess);
+  CHECK(std::count(out.begin(), out.end(), 384.f) < 128);
 }
