@@ -13,8 +13,9 @@
 //
 // Running one warp ahead of the others between block barriers is a schedule a GPU may choose, and
 // the one that shows a missing __syncthreads: a warp that writes shared memory for the next step
-// before the others have read the last one's. The first warp runs ahead by default; with
-// RT_CUDA_EMULATED_WARP_ORDER=last the last one does (scripts/test.sh runs the op check both ways).
+// before the others have read the last one's. The first warp runs ahead by default, its lanes in
+// order; with RT_CUDA_EMULATED_WARP_ORDER=last the last warp does, its lanes from the last (so a lane
+// reading what a lower lane wrote without __syncwarp shows too). scripts/test.sh runs both.
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -37,27 +38,32 @@
 namespace rt::cuda_emulator {
 
 thread_local const ThreadPosition* t_position = nullptr;
+thread_local uint64_t t_block_serial = 0;
 
 namespace {
 
-constexpr size_t kStackBytes = 256 * 1024;  // kernels keep their "registers" here; ASan frames are larger
+// A CUDA thread may use 512 KiB of local memory; mapped lazily (MAP_NORESERVE), so untouched stack
+// costs address space only.
+constexpr size_t kStackBytes = 512 * 1024;
+// Below each stack: large enough that a frame of a big local array lands in it rather than skipping
+// over it into the next stack (GCC's -fstack-clash-protection is off on Debian).
+constexpr size_t kGuardBytes = 64 * 1024;
 constexpr int kWarp = 32;
 
-// A fiber stack with an inaccessible guard page below it, so an overflow faults instead of
+// A fiber stack with an inaccessible guard region below it, so an overflow faults instead of
 // writing into the next stack.
 class FiberStack {
  public:
   FiberStack() {
-    const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    mapping_bytes_ = kStackBytes + page;
+    mapping_bytes_ = kStackBytes + kGuardBytes;
     void* p = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
       std::fprintf(stderr, "cuda emulator: cannot map a %zu KiB fiber stack\n", kStackBytes / 1024);
       std::abort();
     }
-    mprotect(p, page, PROT_NONE);
+    mprotect(p, kGuardBytes, PROT_NONE);
     mapping_ = p;
-    base_ = static_cast<char*>(p) + page;
+    base_ = static_cast<char*>(p) + kGuardBytes;
   }
   ~FiberStack() { munmap(mapping_, mapping_bytes_); }
   FiberStack(const FiberStack&) = delete;
@@ -129,21 +135,27 @@ class BlockRunner {
 
   // Runs block `block`; false (after printing why) when the kernel did what a GPU leaves undefined.
   bool run_block(uint3 block) {
+    ++t_block_serial;  // __shared__ variables refill with 0xff bytes at their first use in this block
     if (shared_) std::memset(shared_.get(), 0xff, config_.shared_bytes);  // NaN / -1 where read before written
     for (int t = 0; t < threads_; ++t) start_fiber(t, block);
     const int warps = (threads_ + kWarp - 1) / kWarp;
+    const bool reverse = warp_order() == WarpOrder::Last;
     for (;;) {
       bool released = false;
       for (int i = 0; i < warps; ++i) {
-        const int w = last_warp_first() ? warps - 1 - i : i;
+        const int w = reverse ? warps - 1 - i : i;
+        const int first = w * kWarp, lanes = std::min(kWarp, threads_ - first);
         for (bool warp_released = true; warp_released;) {
-          for (int t = w * kWarp; t < std::min(threads_, (w + 1) * kWarp); ++t)
+          for (int l = 0; l < lanes; ++l) {
+            const int t = first + (reverse ? lanes - 1 - l : l);
             if (fibers_[size_t(t)].wait == Wait::None) switch_to(t);
+          }
           warp_released = false;
           if (!release_warp(w, warp_released)) return false;
           released = released || warp_released;
         }
       }
+      if (!kernel_problem_.empty()) return fail(-1, kernel_problem_);
       int live = 0, at_block_barrier = 0;
       for (const Fiber& f : fibers_) {
         live += f.wait != Wait::Done;
@@ -166,6 +178,23 @@ class BlockRunner {
   }
   Fiber& current() { return fibers_[size_t(current_)]; }
 
+  // Called on a fiber by a shuffle whose width is not a power of two from 1 to 32: reported after
+  // this round, and the lane reads its own value meanwhile.
+  void shuffle_width_problem() {
+    if (kernel_problem_.empty())
+      kernel_problem_ = "thread " + std::to_string(current_) +
+                               ": a shuffle's width is not a power of two from 1 to 32";
+  }
+
+  // Called on a fiber by check_launch_bounds: the block is larger than the kernel allows.
+  void exceeds_launch_bounds(unsigned max_threads) {
+    if (kernel_problem_.empty())
+      kernel_problem_ = "a block of " + std::to_string(threads_) + " threads, more than the kernel's " +
+                               "__launch_bounds__ of " + std::to_string(max_threads) +
+                               " (a GPU refuses the launch: too many resources requested)";
+  }
+  int threads() const { return threads_; }
+
  private:
   static std::vector<std::unique_ptr<FiberStack>>& stacks() {
     thread_local std::vector<std::unique_ptr<FiberStack>> pool;
@@ -173,7 +202,6 @@ class BlockRunner {
   }
   static size_t round_up(size_t n) { return (n + 127) / 128 * 128; }
 
-  static bool last_warp_first() { return warp_order() == WarpOrder::Last; }
 
   void start_fiber(int t, uint3 block) {
     Fiber& f = fibers_[size_t(t)];
@@ -313,6 +341,7 @@ class BlockRunner {
   void* context_;
   int threads_ = 0;
   int current_ = -1;
+  std::string kernel_problem_;
   std::vector<Fiber> fibers_;
   struct FreeDeleter {
     void operator()(unsigned char* p) const { std::free(p); }
@@ -360,17 +389,27 @@ cudaError_t check_config(const void* kernel, const LaunchConfig& c) {
 
 cudaError_t run_grid(const char* kernel_name, const void* kernel, const LaunchConfig& config, void (*body)(void*),
                      void* context) {
+  if (t_runner) {  // dynamic parallelism: the kernels here never launch kernels
+    std::fprintf(stderr, "cuda emulator: kernel %s launched from inside a kernel, which the emulator does not run\n",
+                 kernel_name);
+    return cudaErrorNotSupported;
+  }
   if (const cudaError_t e = check_config(kernel, config); e != cudaSuccess) return e;
+  if (const cudaError_t e = check_launch_stream(config.stream); e != cudaSuccess) return e;
   if (warp_order() == WarpOrder::Invalid) return cudaErrorInvalidValue;
   BlockRunner runner(kernel_name, config, body, context);
-  BlockRunner* outer = t_runner;
   t_runner = &runner;
   bool ok = true;
   for (unsigned z = 0; ok && z < config.grid.z; ++z)
     for (unsigned y = 0; ok && y < config.grid.y; ++y)
       for (unsigned x = 0; ok && x < config.grid.x; ++x) ok = runner.run_block(uint3{x, y, z});
-  t_runner = outer;
+  t_runner = nullptr;
   return ok ? cudaSuccess : cudaErrorLaunchFailure;
+}
+
+void check_launch_bounds(unsigned max_threads) {
+  BlockRunner& r = runner_on_fiber("__launch_bounds__");
+  if (unsigned(r.threads()) > max_threads) r.exceeds_launch_bounds(max_threads);
 }
 
 void* dynamic_shared_memory() { return runner_on_fiber("dynamic shared memory").shared_memory(); }
@@ -385,6 +424,7 @@ void sync_warp(unsigned mask) {
 
 void shuffle(unsigned mask, const void* value, size_t bytes, int source, void* result) {
   BlockRunner& r = runner_on_fiber("a warp shuffle");
+  if (source == kBadShuffleWidth) r.shuffle_width_problem();
   Fiber& f = r.current();
   f.mask = mask;
   std::memcpy(f.value, value, bytes);

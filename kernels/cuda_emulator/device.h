@@ -7,13 +7,15 @@
 //                               nullptr, [&](auto&... a) { softmax_kernel<T, 4>(a...); }, x, y, n);  // what g++ compiles
 //
 // A launch runs every block of the grid, one after another, on the calling thread; a block's
-// threads are fibers that switch only at __syncthreads and warp shuffles (block_runner.cpp), so
-// a thread that reads shared memory another thread writes without a barrier between sees it
-// unwritten, as a GPU may. What the GPU would have undefined, the emulator reports and fails the
-// launch with cudaErrorLaunchFailure: a shuffle or __syncwarp whose mask names a lane that has
-// exited or waits elsewhere, a __syncthreads some threads never reach (deadlock), a shuffle
-// reading a lane outside its mask. __shared__ variables are static thread_local: one copy per
-// host thread, which runs one block at a time.
+// threads are fibers that switch only at __syncthreads, __syncwarp and warp shuffles, one warp
+// running ahead of the others between block barriers (block_runner.cpp, Note [Rounds]). So a
+// thread that reads shared memory another thread writes without a barrier between sees it
+// unwritten, as a GPU may. __shared__ variables (rewritten by the translation into static_shared)
+// and dynamic shared memory start as 0xff bytes in every block. What the GPU would have undefined,
+// the emulator reports and fails the launch with cudaErrorLaunchFailure: a shuffle or __syncwarp
+// whose mask names a lane that has exited or waits elsewhere, a __syncthreads some threads never
+// reach (deadlock), a shuffle reading a lane outside its mask or with a width that is not a power
+// of two up to 32, a block larger than the kernel's __launch_bounds__.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -33,9 +35,11 @@
 #define RT_CUDA_EMULATION 1
 
 // Host compilers see __global__, __device__, __host__ and __shared__ as empty (crt/host_defines.h).
+// The translation rewrites every __shared__ declaration and __launch_bounds__; one it missed is a
+// compile error here, not a silently per-thread array.
 #undef __shared__
-#define __shared__ static thread_local
-#define __launch_bounds__(...)
+#define __shared__ RT_CUDA_EMULATOR_UNTRANSLATED_SHARED
+#define __launch_bounds__(...) RT_CUDA_EMULATOR_UNTRANSLATED_LAUNCH_BOUNDS
 
 namespace rt::cuda_emulator {
 
@@ -69,8 +73,36 @@ LaunchConfig config(G grid, B block, size_t shared_bytes = 0, cudaStream_t strea
 cudaError_t run_grid(const char* kernel_name, const void* kernel, const LaunchConfig& config,
                      void (*body)(void* context), void* context);
 
-// The launch's dynamic shared memory (extern __shared__ arrays), 16-byte aligned.
+// The launch's dynamic shared memory (extern __shared__ arrays), 128-byte aligned.
 void* dynamic_shared_memory();
+
+// Bumped by the block runner as each block starts (never 0 inside a kernel).
+extern thread_local uint64_t t_block_serial;
+
+// A __shared__ variable: `__shared__ float s[32];` becomes `auto& s = static_shared<float[32], N>();`
+// (N: the declaration's number in its file). One per declaration, instantiation and host thread,
+// filled with 0xff bytes (NaN floats, -1 integers) when a block first touches it, so a read before
+// any write in the block shows.
+template <typename T, int kSite>
+T& static_shared() {
+  alignas(alignof(T) > 16 ? alignof(T) : 16) thread_local unsigned char storage[sizeof(T)];
+  thread_local uint64_t filled_for_block = 0;
+  if (filled_for_block != t_block_serial) {
+    std::memset(storage, 0xff, sizeof(T));
+    filled_for_block = t_block_serial;
+  }
+  return *reinterpret_cast<T*>(storage);
+}
+
+// What `__launch_bounds__(max_threads, ...)` becomes, at the top of the kernel's body: a block with
+// more threads fails the launch (on a GPU it would not start).
+void check_launch_bounds(unsigned max_threads);
+
+// The address cudaFuncSetAttribute knows a kernel by: a kernel's name or a pointer variable.
+template <typename F>
+const void* kernel_key(F* kernel) {
+  return reinterpret_cast<const void*>(kernel);
+}
 
 // A launch's arguments, copied once (as CUDA copies them into the kernel's parameter space); each
 // thread calls the kernel with them, converted to its parameters then. `call` is a generic lambda
@@ -95,10 +127,13 @@ void launch(const char* kernel_name, const LaunchConfig& config, const void* ker
 }
 
 // Barriers and shuffles (block_runner.cpp). A shuffle publishes `value` (at most 16 bytes) and
-// blocks until every lane of `mask` has arrived; `result` then holds the value of lane `source`.
+// blocks until every lane of `mask` has arrived; `result` then holds the value of lane `source`
+// (kBadShuffleWidth fails the launch).
 void sync_threads();
 void sync_warp(unsigned mask);
 void shuffle(unsigned mask, const void* value, size_t bytes, int source, void* result);
+
+inline constexpr int kBadShuffleWidth = -1;
 
 template <typename T>
 T shuffle_value(unsigned mask, T value, int source) {
@@ -108,20 +143,28 @@ T shuffle_value(unsigned mask, T value, int source) {
   return result;
 }
 
-// The lane a shuffle reads, or -1 for "keep your own value" (a source outside the segment).
-inline int shuffle_source_xor(int lane, int lane_mask, int width) {
-  const int source = lane ^ lane_mask;
-  return source / width == lane / width ? source : -1;
+enum class ShuffleMode { Index, Up, Down, Xor };
+
+// The lane whose value `lane` receives, by PTX's shfl.sync rules (CUDA's __shfl_*_sync pass
+// c = ((32 - width) << 8) | clamp, clamp 0 for up and 31 otherwise): `b` counts modulo 32, a source
+// past the segment's end (or before its start, for up) is the lane itself, and xor may reach an
+// earlier segment. kBadShuffleWidth for a width that is not a power of two from 1 to 32.
+inline int shuffle_source(ShuffleMode mode, int lane, int b, int width) {
+  if (width < 1 || width > 32 || (width & (width - 1)) != 0) return kBadShuffleWidth;
+  const int segment_bits = 32 - width;
+  const int clamp = mode == ShuffleMode::Up ? 0 : 31;
+  const int max_lane = (lane & segment_bits) | (clamp & ~segment_bits);
+  const int min_lane = lane & segment_bits;
+  const int bval = b & 31;
+  switch (mode) {
+    case ShuffleMode::Up: return lane - bval >= max_lane ? lane - bval : lane;
+    case ShuffleMode::Down: return lane + bval <= max_lane ? lane + bval : lane;
+    case ShuffleMode::Xor: return (lane ^ bval) <= max_lane ? lane ^ bval : lane;
+    case ShuffleMode::Index: break;
+  }
+  const int j = min_lane | (bval & ~segment_bits);
+  return j <= max_lane ? j : lane;
 }
-inline int shuffle_source_down(int lane, unsigned delta, int width) {
-  const int source = lane + int(delta);
-  return source / width == lane / width ? source : -1;
-}
-inline int shuffle_source_up(int lane, unsigned delta, int width) {
-  const int source = lane - int(delta);
-  return source >= 0 && source / width == lane / width ? source : -1;
-}
-inline int shuffle_source_index(int lane, int index, int width) { return (lane / width) * width + index % width; }
 
 }  // namespace rt::cuda_emulator
 
@@ -137,46 +180,75 @@ inline void __syncwarp(unsigned mask = 0xffffffffu) { ::rt::cuda_emulator::sync_
 
 template <typename T>
 T __shfl_sync(unsigned mask, T value, int index, int width = 32) {
-  const int lane = ::rt::cuda_emulator::t_position->lane;
-  return ::rt::cuda_emulator::shuffle_value(mask, value, ::rt::cuda_emulator::shuffle_source_index(lane, index, width));
+  using namespace ::rt::cuda_emulator;
+  return shuffle_value(mask, value, shuffle_source(ShuffleMode::Index, t_position->lane, index, width));
 }
 template <typename T>
 T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32) {
-  const int lane = ::rt::cuda_emulator::t_position->lane;
-  return ::rt::cuda_emulator::shuffle_value(mask, value, ::rt::cuda_emulator::shuffle_source_xor(lane, lane_mask, width));
+  using namespace ::rt::cuda_emulator;
+  return shuffle_value(mask, value, shuffle_source(ShuffleMode::Xor, t_position->lane, lane_mask, width));
 }
 template <typename T>
 T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32) {
-  const int lane = ::rt::cuda_emulator::t_position->lane;
-  return ::rt::cuda_emulator::shuffle_value(mask, value, ::rt::cuda_emulator::shuffle_source_down(lane, delta, width));
+  using namespace ::rt::cuda_emulator;
+  return shuffle_value(mask, value, shuffle_source(ShuffleMode::Down, t_position->lane, int(delta), width));
 }
 template <typename T>
 T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = 32) {
-  const int lane = ::rt::cuda_emulator::t_position->lane;
-  return ::rt::cuda_emulator::shuffle_value(mask, value, ::rt::cuda_emulator::shuffle_source_up(lane, delta, width));
+  using namespace ::rt::cuda_emulator;
+  return shuffle_value(mask, value, shuffle_source(ShuffleMode::Up, t_position->lane, int(delta), width));
 }
 
-// Atomics: atomic on the host too, since two host threads may run kernels on the same memory.
+// CUDA's atomics, with CUDA's overloads (so a call CUDA would not compile does not compile here);
+// atomic on the host too, since two host threads may run kernels on the same memory.
+namespace rt::cuda_emulator {
 template <typename T>
-T atomicAdd(T* address, T value) {
+T atomic_add(T* address, T value) {
   return std::atomic_ref<T>(*address).fetch_add(value);
 }
 template <typename T>
-T atomicCAS(T* address, T compare, T value) {
+T atomic_cas(T* address, T compare, T value) {
   std::atomic_ref<T>(*address).compare_exchange_strong(compare, value);
   return compare;  // the old value either way
 }
 template <typename T>
-T atomicMax(T* address, T value) {
+T atomic_max(T* address, T value) {
   std::atomic_ref<T> a(*address);
   T old = a.load();
   while (old < value && !a.compare_exchange_weak(old, value)) {
   }
   return old;
 }
+}  // namespace rt::cuda_emulator
+
+inline int atomicAdd(int* p, int v) { return ::rt::cuda_emulator::atomic_add(p, v); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return ::rt::cuda_emulator::atomic_add(p, v); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  return ::rt::cuda_emulator::atomic_add(p, v);
+}
+inline float atomicAdd(float* p, float v) { return ::rt::cuda_emulator::atomic_add(p, v); }
+inline double atomicAdd(double* p, double v) { return ::rt::cuda_emulator::atomic_add(p, v); }
+inline int atomicCAS(int* p, int compare, int v) { return ::rt::cuda_emulator::atomic_cas(p, compare, v); }
+inline unsigned atomicCAS(unsigned* p, unsigned compare, unsigned v) {
+  return ::rt::cuda_emulator::atomic_cas(p, compare, v);
+}
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long compare, unsigned long long v) {
+  return ::rt::cuda_emulator::atomic_cas(p, compare, v);
+}
+inline unsigned short atomicCAS(unsigned short* p, unsigned short compare, unsigned short v) {
+  return ::rt::cuda_emulator::atomic_cas(p, compare, v);
+}
+inline int atomicMax(int* p, int v) { return ::rt::cuda_emulator::atomic_max(p, v); }
+inline unsigned atomicMax(unsigned* p, unsigned v) { return ::rt::cuda_emulator::atomic_max(p, v); }
+inline long long atomicMax(long long* p, long long v) { return ::rt::cuda_emulator::atomic_max(p, v); }
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+  return ::rt::cuda_emulator::atomic_max(p, v);
+}
 
 // Round-to-nearest arithmetic: what the host's IEEE operations do when nothing contracts them into
-// an FMA (the emulated build compiles with -ffp-contract=off).
+// an FMA. The emulated build compiles with -ffp-contract=off, where nvcc fuses a * b + c into an FMA
+// by default: the emulator rounds like the CPU engine, not like the GPU, and cannot show where the
+// GPU's rounding differs (the op check's tolerances cover that).
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
@@ -189,16 +261,19 @@ inline double __ddiv_rn(double a, double b) { return a / b; }
 inline double __dsqrt_rn(double a) { return std::sqrt(a); }
 inline unsigned __umulhi(unsigned a, unsigned b) { return unsigned((uint64_t(a) * b) >> 32); }
 
-// CUDA's min and max of any two arithmetic types (device code calls them unqualified).
+// CUDA's min and max of any two arithmetic types (device code calls them unqualified): the usual
+// arithmetic conversions, and for floating point fmin/fmax, which return the other operand of a NaN.
 template <typename A, typename B>
 constexpr std::common_type_t<A, B> min(A a, B b) {
   using C = std::common_type_t<A, B>;
-  return C(b) < C(a) ? C(b) : C(a);
+  if constexpr (std::is_floating_point_v<C>) return std::fmin(C(a), C(b));
+  else return C(b) < C(a) ? C(b) : C(a);
 }
 template <typename A, typename B>
 constexpr std::common_type_t<A, B> max(A a, B b) {
   using C = std::common_type_t<A, B>;
-  return C(a) < C(b) ? C(b) : C(a);
+  if constexpr (std::is_floating_point_v<C>) return std::fmax(C(a), C(b));
+  else return C(a) < C(b) ? C(b) : C(a);
 }
 
 // cuda_runtime.h declares its typed overload only for nvcc (__CUDACC__).

@@ -1,5 +1,5 @@
 // kernels/cuda_emulator/emulator.h — what the emulator's two halves share: the CUDA runtime
-// (runtime.cpp, cublas.cpp) and the kernel launcher (launch.cpp, device.h).
+// (runtime.cpp, cublas.cpp) and the kernel launcher (block_runner.cpp, device.h).
 //
 // The emulator runs the project's own CUDA kernels on the CPU so that CI, which has no GPU,
 // executes them: `-DRT_CUDA=EMULATED` compiles kernels/cuda/*.cu as C++ (their <<<...>>> launches
@@ -22,6 +22,10 @@ void set_last_error(cudaError_t e);
 
 // The device cudaSetDevice made current on this thread (0 at first).
 int current_device();
+
+// cudaSuccess for a stream a launch may use (a default stream or a live created one), else
+// cudaErrorInvalidResourceHandle, as a launch on a destroyed stream fails on a GPU.
+cudaError_t check_launch_stream(cudaStream_t stream);
 
 // Dynamic shared memory a launch of `kernel` may ask for: 48 KiB, or the
 // cudaFuncAttributeMaxDynamicSharedMemorySize set for it (at most kMaxSharedBytesOptin).

@@ -308,6 +308,8 @@ void set_last_error(cudaError_t e) {
 
 int current_device() { return t_device; }
 
+cudaError_t check_launch_stream(cudaStream_t stream) { return check_stream(stream); }
+
 size_t max_dynamic_shared_bytes(const void* kernel) {
   FunctionAttributes& a = function_attributes();
   std::lock_guard<std::mutex> lk(a.mu);

@@ -3,14 +3,20 @@
 
     python3 translate_launches.py IN.cu OUT.cpp
 
-Two constructs are CUDA-only syntax; everything else compiles as C++ with cuda_emulator/device.h:
+Four constructs are rewritten; everything else compiles as C++ with cuda_emulator/device.h:
 
     kernel<T, 4><<<grid, block, shared, stream>>>(a, b);
  -> ::rt::cuda_emulator::launch("kernel<T, 4>", ::rt::cuda_emulator::config(grid, block, shared, stream),
-        reinterpret_cast<const void*>(&kernel<T, 4>), [&](auto&... a) { kernel<T, 4>(a...); }, a, b);
+        ::rt::cuda_emulator::kernel_key(kernel<T, 4>), [&](auto&... a) { kernel<T, 4>(a...); }, a, b);
 
 The kernel's address (nullptr when the launch asks for no dynamic shared memory) is what
 cudaFuncSetAttribute's limit is looked up by; the generic lambda calls the kernel in each thread.
+
+    __shared__ float partial[32], total;
+ -> auto& partial = ::rt::cuda_emulator::static_shared<float[32], 1>(); auto& total = ...<float, 2>();
+
+    __global__ void __launch_bounds__(256) k(float* p) {
+ -> __global__ void k(float* p) { ::rt::cuda_emulator::check_launch_bounds(256);
 
     extern __shared__ __align__(16) unsigned char buffer[];
  -> unsigned char* buffer = static_cast<unsigned char*>(::rt::cuda_emulator::dynamic_shared_memory());
@@ -25,6 +31,13 @@ import sys
 IDENTIFIER = re.compile(r"[A-Za-z0-9_:]")
 EXTERN_SHARED = re.compile(
     r"extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?(?P<type>[A-Za-z_][\w:<>, ]*?)\s+(?P<name>\w+)\s*\[\s*\]\s*;")
+
+
+# `__shared__ [__align__(n)] TYPE declarators;` where each declarator is `name` or `name[dim]...`.
+SHARED = re.compile(
+    r"__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?(?P<type>[A-Za-z_][\w:<>]*(?:\s+[A-Za-z_][\w:<>]*)*?)\s+"
+    r"(?P<declarators>\w+\s*(?:\[[^\]]*\]\s*)*(?:,\s*\w+\s*(?:\[[^\]]*\]\s*)*)*);")
+DECLARATOR = re.compile(r"(\w+)\s*((?:\[[^\]]*\]\s*)*)")
 
 
 class TranslationError(Exception):
@@ -111,8 +124,7 @@ def translate_launches(text):
             return "".join(out)
         try:
             # Comments that show a launch (`// kernel<<<...>>>(...)`) stay as they are.
-            line_start = text.rfind("\n", 0, open_config) + 1
-            if "//" in text[line_start:open_config]:
+            if in_comment(text, open_config):
                 out.append(text[pos:open_config + 3])
                 pos = open_config + 3
                 continue
@@ -132,7 +144,7 @@ def translate_launches(text):
         config = text[open_config + 3:close_config]
         arguments = text[open_paren + 1:end - 1]
         name = " ".join(kernel.split()).replace('"', '\\"')
-        key = f"reinterpret_cast<const void*>(&{kernel})" if asks_shared_memory(config) else "nullptr"
+        key = f"::rt::cuda_emulator::kernel_key({kernel})" if asks_shared_memory(config) else "nullptr"
         head = f'::rt::cuda_emulator::launch("{name}", ::rt::cuda_emulator::config({config}), {key}, ' \
                f"[&](auto&... a) {{ {kernel}(a...); }}"
         tail = f", {arguments})" if arguments.strip() else ")"
@@ -151,8 +163,65 @@ def translate_extern_shared(text):
     return EXTERN_SHARED.sub(replace, text)
 
 
+def in_comment(text, index):
+    """Whether `index` is in a // comment or a string literal of its line (how sources mention constructs)."""
+    before = text[text.rfind("\n", 0, index) + 1:index]
+    return "//" in before or before.replace('\\"', "").count('"') % 2 == 1
+
+
+def translate_shared(text):
+    """`__shared__ T a[N], b;` -> `auto& a = static_shared<T[N], 1>(); auto& b = static_shared<T, 2>();`."""
+    out, pos, site = [], 0, 0
+    for m in re.finditer(r"__shared__", text):
+        if m.start() < pos or in_comment(text, m.start()):
+            continue
+        d = SHARED.match(text, m.start())
+        if not d:
+            raise TranslationError(f"line {line_of(text, m.start())}: a __shared__ declaration this translation "
+                                   "does not know (expected `__shared__ TYPE name[dims], ...;`)")
+        declarations = []
+        for name, dims in DECLARATOR.findall(d.group("declarators")):
+            site += 1
+            declarations.append(f"auto& {name} = ::rt::cuda_emulator::static_shared<{d.group('type')}"
+                                f"{''.join(dims.split())}, {site}>();")
+        out.append(text[pos:m.start()])
+        out.append(" ".join(declarations) + "\n" * text.count("\n", m.start(), d.end()))
+        pos = d.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def translate_launch_bounds(text):
+    """`__launch_bounds__(N, ...) kernel(params) {` -> `kernel(params) { check_launch_bounds(N);`."""
+    out, pos = [], 0
+    for m in re.finditer(r"__launch_bounds__\s*\(", text):
+        if m.start() < pos or in_comment(text, m.start()):
+            continue
+        try:
+            close = arguments_end(text, m.end() - 1)
+            max_threads = top_level_items(text[m.end():close - 1])[0]
+            params = text.find("(", close)
+            if params < 0:
+                raise TranslationError("no parameter list after __launch_bounds__")
+            body = arguments_end(text, params)
+            while body < len(text) and text[body].isspace():
+                body += 1
+            if body >= len(text) or text[body] != "{":
+                raise TranslationError("no kernel body after __launch_bounds__")
+        except TranslationError as e:
+            raise TranslationError(f"line {line_of(text, m.start())}: {e}") from None
+        out.append(text[pos:m.start()])
+        out.append("\n" * text.count("\n", m.start(), close))  # keep the line count
+        out.append(text[close:body + 1])
+        out.append(f" ::rt::cuda_emulator::check_launch_bounds({max_threads});")
+        pos = body + 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def translate(text, path):
-    return f'#line 1 "{path}"\n' + translate_launches(translate_extern_shared(text))
+    text = translate_launch_bounds(translate_shared(translate_extern_shared(text)))
+    return f'#line 1 "{path}"\n' + translate_launches(text)
 
 
 def main(argv):

@@ -1,76 +1,95 @@
-// The emulator's kernel execution (kernels/cuda_emulator/block_runner.cpp, device.h): indices,
-// barriers, shuffles, shared memory, atomics, launch configuration errors, and the undefined
-// behaviour it reports instead of computing something.
-#include "cuda_emulator/device.h"
-
+// The emulator's kernel execution (kernels/cuda_emulator/block_runner.cpp, device.h) through CUDA
+// source: this file's kernels use <<<...>>>, __shared__ and __launch_bounds__, and the build
+// translates it with translate_launches.py as it does kernels/cuda/*.cu. Indices, barriers,
+// shuffles (PTX's lane rules), shared memory, atomics, launch errors, and the undefined behaviour
+// the emulator reports instead of computing something.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <thread>
 #include <vector>
 
-namespace emu = rt::cuda_emulator;
+#include "cuda_emulator/device.h"
 
 namespace {
 
-// Launches kernel(args...) with `config`; returns what cudaGetLastError reports afterwards.
-template <typename Kernel, typename... Args>
-cudaError_t run(const emu::LaunchConfig& config, Kernel kernel, Args... args) {
+// Launches kernel(args...) and returns what cudaGetLastError reports afterwards.
+template <typename... Params, typename... Args>
+cudaError_t run(dim3 grid, dim3 block, void (*kernel)(Params...), Args... args) {
   cudaGetLastError();
-  emu::launch("test kernel", config, nullptr, [&](auto&... a) { kernel(a...); }, args...);
+  kernel<<<grid, block>>>(args...);
   return cudaGetLastError();
 }
 
-void write_global_index(int* out, int n) {
+template <typename... Params, typename... Args>
+cudaError_t run_with_shared(dim3 grid, dim3 block, size_t shared_bytes, void (*kernel)(Params...), Args... args) {
+  cudaGetLastError();
+  kernel<<<grid, block, shared_bytes>>>(args...);
+  return cudaGetLastError();
+}
+
+__global__ void write_global_index(int* out, int n) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) out[i] = i;
 }
 
-void write_3d_position(int* out) {
+__global__ void write_3d_position(int* out) {
   const unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   out[b * (blockDim.x * blockDim.y * blockDim.z) + t] = int(b * 1000 + t);
 }
 
 // Each thread reads its neighbour's shared slot: right only with the barrier between.
-void rotate_through_shared(int* out, bool with_barrier, int salt) {
+__global__ void rotate_through_shared(int* out, bool with_barrier) {
   __shared__ int slots[64];
   const int t = int(threadIdx.x);
-  slots[t] = t + salt;
+  slots[t] = t + 100;
   if (with_barrier) __syncthreads();
   out[t] = slots[(t + 1) % int(blockDim.x)];
-  if (!with_barrier) __syncthreads();  // so the next block's writes cannot reach this one's reads either
 }
 
-void warp_sum(float* out) {
+__global__ void read_shared_before_writing(int* out) {
+  __shared__ int slot;
+  __shared__ float value;
+  if (threadIdx.x == 0) out[2 * blockIdx.x] = slot, out[2 * blockIdx.x + 1] = std::isnan(value) ? 1 : 0;
+  __syncthreads();
+  slot = 7, value = 1.f;  // what a later block must not see
+}
+
+__global__ void warp_sum(float* out) {
   float v = float(threadIdx.x % 32 + 1);
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
   out[threadIdx.x] = v;
 }
 
-void shuffle_down_and_up(int* out) {
-  const int lane = int(threadIdx.x % 32);
-  out[2 * threadIdx.x] = __shfl_down_sync(0xffffffffu, lane * 10, 3);
-  out[2 * threadIdx.x + 1] = __shfl_up_sync(0xffffffffu, lane * 10, 3, 8);
+// Each lane's result of the four shuffles (index, up, down, xor) with source `b` and `width`.
+__global__ void shuffle_modes(int* out, int b, int width) {
+  const int lane = int(threadIdx.x % 32), v = lane * 10;
+  out[4 * lane + 0] = __shfl_sync(0xffffffffu, v, b, width);
+  out[4 * lane + 1] = __shfl_up_sync(0xffffffffu, v, unsigned(b), width);
+  out[4 * lane + 2] = __shfl_down_sync(0xffffffffu, v, unsigned(b), width);
+  out[4 * lane + 3] = __shfl_xor_sync(0xffffffffu, v, b, width);
 }
 
-void shuffle_after_half_the_warp_returned(int* out) {
+__global__ void shuffle_after_half_the_warp_returned(int* out) {
   if (threadIdx.x >= 16) return;
   out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, int(threadIdx.x), 1);
 }
 
-void shuffle_with_the_half_warp_mask(int* out) {
+__global__ void shuffle_with_the_half_warp_mask(int* out) {
   if (threadIdx.x >= 16) return;
   out[threadIdx.x] = __shfl_xor_sync(0x0000ffffu, int(threadIdx.x), 1);
 }
 
-void shuffle_reading_outside_the_mask(int* out) {
+__global__ void shuffle_reading_outside_the_mask(int* out) {
   if (threadIdx.x >= 16) return;
   out[threadIdx.x] = __shfl_xor_sync(0x0000ffffu, int(threadIdx.x), 16);  // lane 16 is not in the mask
 }
 
 // Half of each warp waits at __syncthreads, the other half at a shuffle that names all 32 lanes.
-void barrier_in_one_branch(int* out) {
+__global__ void barrier_in_one_branch(int* out) {
   if (threadIdx.x % 32 < 16) {
     __syncthreads();
   } else {
@@ -79,7 +98,7 @@ void barrier_in_one_branch(int* out) {
   }
 }
 
-void barrier_after_some_returned(int* out) {
+__global__ void barrier_after_some_returned(int* out) {
   __shared__ int total;
   if (threadIdx.x == 0) total = 0;
   __syncthreads();
@@ -89,8 +108,17 @@ void barrier_after_some_returned(int* out) {
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
 
-void sum_dynamic_shared(float* out, const float* in) {
-  float* tile = static_cast<float*>(emu::dynamic_shared_memory());
+// Lanes exchange through shared memory within their warp: needs __syncwarp between.
+__global__ void exchange_in_warp(int* out, bool with_syncwarp) {
+  __shared__ int slots[32];
+  const int lane = int(threadIdx.x);
+  slots[lane] = lane + 1;
+  if (with_syncwarp) __syncwarp();
+  out[lane] = slots[31 - lane];
+}
+
+__global__ void sum_dynamic_shared(float* out, const float* in) {
+  extern __shared__ float tile[];
   tile[threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x];
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -100,116 +128,22 @@ void sum_dynamic_shared(float* out, const float* in) {
   }
 }
 
-void count_into(unsigned long long* counter, double* total) {
+__global__ void read_dynamic_shared_unwritten(int* out) {
+  extern __shared__ float tile[];
+  const int* words = reinterpret_cast<const int*>(tile);
+  out[threadIdx.x] = words[threadIdx.x];
+}
+
+__global__ void count_into(unsigned long long* counter, double* total) {
   atomicAdd(counter, 1ull);
   atomicAdd(total, 0.5);
 }
 
-}  // namespace
-
-TEST_CASE("every thread of every block runs once, with its indices") {
-  std::vector<int> out(1000, -1);
-  REQUIRE(run(emu::config(4, 256), write_global_index, out.data(), 1000) == cudaSuccess);
-  std::vector<int> expected(1000);
-  std::iota(expected.begin(), expected.end(), 0);
-  CHECK(out == expected);
-
-  std::vector<int> positions(2 * 3 * 4 * 8, -1);
-  REQUIRE(run(emu::config(dim3(2, 3), dim3(2, 2, 2)), write_3d_position, positions.data()) == cudaSuccess);
-  for (int b = 0; b < 6; ++b)
-    for (int t = 0; t < 8; ++t) CHECK(positions[size_t(b * 8 + t)] == b * 1000 + t);
-}
-
-TEST_CASE("shared memory written by other threads is seen only after __syncthreads") {
-  std::vector<int> out(64, -1);
-  REQUIRE(run(emu::config(1, 64), rotate_through_shared, out.data(), true, 1) == cudaSuccess);
-  for (int t = 0; t < 64; ++t) CHECK(out[size_t(t)] == (t + 1) % 64 + 1);
-
-  // Without the barrier thread t reads before thread t + 1 has written: it sees what the previous
-  // launch left there, not this launch's value (t + 1 + 100).
-  std::vector<int> racy(64, -1);
-  REQUIRE(run(emu::config(1, 64), rotate_through_shared, racy.data(), false, 100) == cudaSuccess);
-  CHECK(racy[0] == 2);
-  CHECK(racy[62] == 64);
-  CHECK(racy[63] == 100);  // thread 0 wrote slot 0 before thread 63 ran
-}
-
-TEST_CASE("warp shuffles exchange values between lanes") {
-  std::vector<float> sums(64);
-  REQUIRE(run(emu::config(1, 64), warp_sum, sums.data()) == cudaSuccess);
-  for (float s : sums) CHECK(s == 528.f);  // 1 + ... + 32 in every lane of both warps
-
-  std::vector<int> out(64);
-  REQUIRE(run(emu::config(1, 32), shuffle_down_and_up, out.data()) == cudaSuccess);
-  for (int lane = 0; lane < 32; ++lane) {
-    CHECK(out[size_t(2 * lane)] == (lane + 3 < 32 ? lane + 3 : lane) * 10);         // past the end: own value
-    CHECK(out[size_t(2 * lane + 1)] == (lane % 8 >= 3 ? lane - 3 : lane) * 10);     // width 8 segments
-  }
-
-  std::vector<int> half(16, -1);
-  REQUIRE(run(emu::config(1, 32), shuffle_with_the_half_warp_mask, half.data()) == cudaSuccess);
-  for (int lane = 0; lane < 16; ++lane) CHECK(half[size_t(lane)] == (lane ^ 1));
-}
-
-TEST_CASE("what a GPU leaves undefined fails the launch") {
-  std::vector<int> out(64, 0);
-  CHECK(run(emu::config(1, 32), shuffle_after_half_the_warp_returned, out.data()) == cudaErrorLaunchFailure);
-  CHECK(run(emu::config(1, 32), shuffle_reading_outside_the_mask, out.data()) == cudaErrorLaunchFailure);
-  CHECK(run(emu::config(1, 64), barrier_in_one_branch, out.data()) == cudaErrorLaunchFailure);
-  CHECK(run(emu::config(1, 16), warp_sum, reinterpret_cast<float*>(out.data())) == cudaErrorLaunchFailure);  // lanes 16-31 don't exist
-  // The runner recovers: the next launch on the same thread works.
-  std::vector<float> sums(32);
-  CHECK(run(emu::config(1, 32), warp_sum, sums.data()) == cudaSuccess);
-  CHECK(sums[0] == 528.f);
-}
-
-TEST_CASE("threads that returned count as arrived at __syncthreads") {
-  std::vector<int> out(3, -1);
-  REQUIRE(run(emu::config(3, 96), barrier_after_some_returned, out.data()) == cudaSuccess);
-  CHECK(out == std::vector<int>{48, 48, 48});
-}
-
-TEST_CASE("dynamic shared memory: the launch's bytes, up to the kernel's limit") {
-  std::vector<float> in(512), out(4);
-  std::iota(in.begin(), in.end(), 0.f);
-  REQUIRE(run(emu::config(4, 128, 128 * sizeof(float)), sum_dynamic_shared, out.data(), in.data()) == cudaSuccess);
-  for (int b = 0; b < 4; ++b) CHECK(out[size_t(b)] == float(128 * 128 * b + 127 * 128 / 2));
-  // More than 48 KiB needs cudaFuncSetAttribute for this kernel (looked up by its address).
-  cudaGetLastError();
-  emu::launch("big", emu::config(1, 32, 64 * 1024), reinterpret_cast<const void*>(&sum_dynamic_shared),
-              [&](auto&... a) { sum_dynamic_shared(a...); }, out.data(), in.data());
-  CHECK(cudaGetLastError() == cudaErrorInvalidValue);
-}
-
-TEST_CASE("atomics add across all threads of the grid") {
-  unsigned long long counter = 0;
-  double total = 0;
-  REQUIRE(run(emu::config(10, 100), count_into, &counter, &total) == cudaSuccess);
-  CHECK(counter == 1000);
-  CHECK(total == 500.0);
-}
-
-TEST_CASE("bad launch configurations are refused as CUDA refuses them") {
-  std::vector<int> out(4096);
-  CHECK(run(emu::config(1, 1025), write_global_index, out.data(), 0) == cudaErrorInvalidConfiguration);
-  CHECK(run(emu::config(1, dim3(32, 32, 2)), write_global_index, out.data(), 0) == cudaErrorInvalidConfiguration);
-  CHECK(run(emu::config(0, 32), write_global_index, out.data(), 0) == cudaErrorInvalidConfiguration);
-  CHECK(run(emu::config(dim3(1, 65536), 32), write_global_index, out.data(), 0) == cudaErrorInvalidConfiguration);
-  CHECK(out[0] == 0);  // nothing ran
-}
-
-TEST_CASE("CUDA's min and max of mixed types, and round-to-nearest intrinsics") {
-  CHECK(min(int64_t(-3), 2) == -3);
-  CHECK(max(2u, 7ull) == 7ull);
-  CHECK(__umulhi(0x80000000u, 6u) == 3u);
-  CHECK(__fmul_rn(0.1f, 3.f) == 0.1f * 3.f);
-}
-
-namespace {
+__global__ void __launch_bounds__(64) bounded_to_64(int* out) { out[threadIdx.x] = 1; }
 
 // Two block-wide sums through one shared array, as block_all_reduce does; `barrier_before_write`
 // is the __syncthreads that keeps the second sum's writes from overtaking the first sum's reads.
-void sum_twice(float* out, bool barrier_before_write) {
+__global__ void sum_twice(float* out, bool barrier_before_write) {
   __shared__ float partial[8];
   const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32), warps = int(blockDim.x / 32);
   float total = 0;
@@ -226,14 +160,175 @@ void sum_twice(float* out, bool barrier_before_write) {
   out[threadIdx.x] = total;
 }
 
+__global__ void launch_from_a_kernel(int* out) {
+  if (threadIdx.x == 0) {
+    write_global_index<<<1, 32>>>(out, 32);
+    out[0] = int(cudaGetLastError());
+  }
+}
+
 }  // namespace
+
+TEST_CASE("every thread of every block runs once, with its indices") {
+  std::vector<int> out(1000, -1);
+  REQUIRE(run(dim3(4), dim3(256), write_global_index, out.data(), 1000) == cudaSuccess);
+  std::vector<int> expected(1000);
+  std::iota(expected.begin(), expected.end(), 0);
+  CHECK(out == expected);
+
+  std::vector<int> positions(2 * 3 * 4 * 8, -1);
+  REQUIRE(run(dim3(2, 3), dim3(2, 2, 2), write_3d_position, positions.data()) == cudaSuccess);
+  for (int b = 0; b < 6; ++b)
+    for (int t = 0; t < 8; ++t) CHECK(positions[size_t(b * 8 + t)] == b * 1000 + t);
+}
+
+TEST_CASE("shared memory another thread writes is seen only after __syncthreads") {
+  std::vector<int> out(64, -1);
+  REQUIRE(run(dim3(1), dim3(64), rotate_through_shared, out.data(), true) == cudaSuccess);
+  for (int t = 0; t < 64; ++t) CHECK(out[size_t(t)] == (t + 1) % 64 + 100);
+  // Without the barrier the thread that runs first reads a slot its neighbour has not written yet
+  // (0xff bytes: -1), whichever warp order the emulator runs.
+  REQUIRE(run(dim3(1), dim3(64), rotate_through_shared, out.data(), false) == cudaSuccess);
+  CHECK(std::count(out.begin(), out.end(), -1) > 0);
+}
+
+TEST_CASE("__shared__ variables start as 0xff bytes in every block") {
+  std::vector<int> out(6, 0);
+  REQUIRE(run(dim3(3), dim3(32), read_shared_before_writing, out.data()) == cudaSuccess);
+  CHECK(out == std::vector<int>{-1, 1, -1, 1, -1, 1});  // not 7 from the block before; NaN floats
+}
+
+TEST_CASE("warp shuffles follow PTX's lane rules") {
+  std::vector<float> sums(64);
+  REQUIRE(run(dim3(1), dim3(64), warp_sum, sums.data()) == cudaSuccess);
+  for (float s : sums) CHECK(s == 528.f);  // 1 + ... + 32 in every lane of both warps
+
+  std::vector<int> out(128);
+  REQUIRE(run(dim3(1), dim3(32), shuffle_modes, out.data(), 3, 8) == cudaSuccess);
+  for (int lane = 0; lane < 32; ++lane) {
+    const int segment = lane / 8 * 8;
+    CHECK(out[size_t(4 * lane + 0)] == (segment + 3) * 10);                             // index within the segment
+    CHECK(out[size_t(4 * lane + 1)] == (lane - 3 >= segment ? lane - 3 : lane) * 10);   // up: own below the start
+    CHECK(out[size_t(4 * lane + 2)] == (lane + 3 < segment + 8 ? lane + 3 : lane) * 10);  // down: own past the end
+    CHECK(out[size_t(4 * lane + 3)] == (lane ^ 3) * 10);
+  }
+  // xor across segments: a lane may read an earlier segment (lane 20 reads lane 4 at width 16), not a later one.
+  REQUIRE(run(dim3(1), dim3(32), shuffle_modes, out.data(), 16, 16) == cudaSuccess);
+  CHECK(out[4 * 20 + 3] == 40);
+  CHECK(out[4 * 4 + 3] == 40);
+  // An index wraps within the segment (-1 is the last lane); deltas count modulo 32.
+  REQUIRE(run(dim3(1), dim3(32), shuffle_modes, out.data(), -1, 32) == cudaSuccess);
+  for (int lane = 0; lane < 32; ++lane) CHECK(out[size_t(4 * lane)] == 310);
+  REQUIRE(run(dim3(1), dim3(32), shuffle_modes, out.data(), 33, 32) == cudaSuccess);
+  CHECK(out[4 * 5 + 2] == 60);  // down by 33 is down by 1
+
+  std::vector<int> half(16, -1);
+  REQUIRE(run(dim3(1), dim3(32), shuffle_with_the_half_warp_mask, half.data()) == cudaSuccess);
+  for (int lane = 0; lane < 16; ++lane) CHECK(half[size_t(lane)] == (lane ^ 1));
+}
+
+TEST_CASE("what a GPU leaves undefined fails the launch") {
+  std::vector<int> out(128, 0);
+  CHECK(run(dim3(1), dim3(32), shuffle_after_half_the_warp_returned, out.data()) == cudaErrorLaunchFailure);
+  CHECK(run(dim3(1), dim3(32), shuffle_reading_outside_the_mask, out.data()) == cudaErrorLaunchFailure);
+  CHECK(run(dim3(1), dim3(64), barrier_in_one_branch, out.data()) == cudaErrorLaunchFailure);
+  CHECK(run(dim3(1), dim3(16), warp_sum, reinterpret_cast<float*>(out.data())) == cudaErrorLaunchFailure);  // lanes 16-31 don't exist
+  CHECK(run(dim3(1), dim3(32), shuffle_modes, out.data(), 1, 12) == cudaErrorLaunchFailure);  // width not a power of two
+  CHECK(run(dim3(1), dim3(128), bounded_to_64, out.data()) == cudaErrorLaunchFailure);       // over __launch_bounds__
+  CHECK(run(dim3(1), dim3(64), bounded_to_64, out.data()) == cudaSuccess);
+  CHECK(run(dim3(1), dim3(1), launch_from_a_kernel, out.data()) == cudaSuccess);
+  CHECK(out[0] == int(cudaErrorNotSupported));  // the inner launch is refused, the outer one completes
+  // The runner recovers: the next launch on the same thread works.
+  std::vector<float> sums(32);
+  CHECK(run(dim3(1), dim3(32), warp_sum, sums.data()) == cudaSuccess);
+  CHECK(sums[0] == 528.f);
+}
+
+TEST_CASE("threads that returned count as arrived at __syncthreads") {
+  std::vector<int> out(3, -1);
+  REQUIRE(run(dim3(3), dim3(96), barrier_after_some_returned, out.data()) == cudaSuccess);
+  CHECK(out == std::vector<int>{48, 48, 48});
+}
+
+TEST_CASE("lanes exchanging through shared memory need __syncwarp") {
+  std::vector<int> out(32, 0);
+  REQUIRE(run(dim3(1), dim3(32), exchange_in_warp, out.data(), true) == cudaSuccess);
+  for (int lane = 0; lane < 32; ++lane) CHECK(out[size_t(lane)] == 32 - lane);
+  REQUIRE(run(dim3(1), dim3(32), exchange_in_warp, out.data(), false) == cudaSuccess);
+  CHECK(std::count(out.begin(), out.end(), -1) > 0);  // a lane read a slot before its lane wrote it
+}
+
+TEST_CASE("dynamic shared memory: the launch's bytes, 0xff at first, up to the kernel's limit") {
+  std::vector<float> in(512), out(4);
+  std::iota(in.begin(), in.end(), 0.f);
+  REQUIRE(run_with_shared(dim3(4), dim3(128), 128 * sizeof(float), sum_dynamic_shared, out.data(), in.data()) ==
+          cudaSuccess);
+  for (int b = 0; b < 4; ++b) CHECK(out[size_t(b)] == float(128 * 128 * b + 127 * 128 / 2));
+  std::vector<int> words(32, 0);
+  REQUIRE(run_with_shared(dim3(1), dim3(32), 32 * sizeof(int), read_dynamic_shared_unwritten, words.data()) ==
+          cudaSuccess);
+  CHECK(std::count(words.begin(), words.end(), -1) == 32);
+  // More than 48 KiB needs cudaFuncSetAttribute for this kernel, found through a pointer variable too.
+  CHECK(run_with_shared(dim3(1), dim3(32), 64 * 1024, sum_dynamic_shared, out.data(), in.data()) ==
+        cudaErrorInvalidValue);
+  REQUIRE(cudaFuncSetAttribute(sum_dynamic_shared, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024) ==
+          cudaSuccess);
+  CHECK(run_with_shared(dim3(1), dim3(32), 64 * 1024, sum_dynamic_shared, out.data(), in.data()) == cudaSuccess);
+}
+
+TEST_CASE("atomics add across all threads of the grid") {
+  unsigned long long counter = 0;
+  double total = 0;
+  REQUIRE(run(dim3(10), dim3(100), count_into, &counter, &total) == cudaSuccess);
+  CHECK(counter == 1000);
+  CHECK(total == 500.0);
+}
+
+TEST_CASE("bad launch configurations and streams are refused as CUDA refuses them") {
+  std::vector<int> out(4096, 0);
+  CHECK(run(dim3(1), dim3(1025), write_global_index, out.data(), 4096) == cudaErrorInvalidConfiguration);
+  CHECK(run(dim3(1), dim3(32, 32, 2), write_global_index, out.data(), 4096) == cudaErrorInvalidConfiguration);
+  CHECK(run(dim3(0), dim3(32), write_global_index, out.data(), 4096) == cudaErrorInvalidConfiguration);
+  CHECK(run(dim3(1, 65536), dim3(32), write_global_index, out.data(), 4096) == cudaErrorInvalidConfiguration);
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, 0) == cudaSuccess);
+  REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+  cudaGetLastError();
+  write_global_index<<<1, 32, 0, stream>>>(out.data(), 4096);
+  CHECK(cudaGetLastError() == cudaErrorInvalidResourceHandle);
+  CHECK(std::count(out.begin(), out.end(), 0) == 4096);  // none of them ran
+}
 
 TEST_CASE("a warp runs ahead of the others between barriers, so a missing __syncthreads shows") {
   // 4 warps: the sums are 4 * 32 * 1 and 4 * 32 * 2, so every thread should hold 384.
   std::vector<float> out(128);
-  REQUIRE(run(emu::config(1, 128), sum_twice, out.data(), true) == cudaSuccess);
+  REQUIRE(run(dim3(1), dim3(128), sum_twice, out.data(), true) == cudaSuccess);
   for (float v : out) CHECK(v == 384.f);
-  // Without the barrier the first warp writes its second partial before the others read the first.
-  REQUIRE(run(emu::config(1, 128), sum_twice, out.data(), false) == cudaSuccess);
+  // Without the barrier one warp writes its second partial before the others read the first.
+  REQUIRE(run(dim3(1), dim3(128), sum_twice, out.data(), false) == cudaSuccess);
   CHECK(std::count(out.begin(), out.end(), 384.f) < 128);
+}
+
+TEST_CASE("host threads launch at once, each with its own shared memory") {
+  std::vector<std::vector<float>> sums(4, std::vector<float>(128));
+  std::vector<cudaError_t> errors(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] { errors[size_t(i)] = run(dim3(1), dim3(128), sum_twice, sums[size_t(i)].data(), true); });
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) {
+    CHECK(errors[size_t(i)] == cudaSuccess);
+    CHECK(std::count(sums[size_t(i)].begin(), sums[size_t(i)].end(), 384.f) == 128);
+  }
+}
+
+TEST_CASE("CUDA's min and max, and round-to-nearest intrinsics") {
+  CHECK(min(int64_t(-3), 2) == -3);
+  CHECK(max(2u, 7ull) == 7ull);
+  CHECK(max(NAN, 1.f) == 1.f);  // fmaxf: the other operand of a NaN, in either position
+  CHECK(max(1.f, NAN) == 1.f);
+  CHECK(min(2.0, NAN) == 2.0);
+  CHECK(__umulhi(0x80000000u, 6u) == 3u);
+  CHECK(__fmul_rn(0.1f, 3.f) == float(double(0.1f) * 3.0));  // the exact product, rounded once
+  CHECK(__fdiv_rn(1.f, 3.f) == float(1.0 / 3.0));
 }

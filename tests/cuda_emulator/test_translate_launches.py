@@ -30,7 +30,7 @@ def test_template_kernel_over_lines_keeps_the_line_count():
     assert out.endswith("    next();\n")
     assert 'launch("softmax_kernel<T, kVecs, false, true>"' in out
     # dynamic shared memory: the kernel's address identifies it for cudaFuncSetAttribute's limit
-    assert "reinterpret_cast<const void*>(&softmax_kernel<T, kVecs, false, true>" in out
+    assert "::rt::cuda_emulator::kernel_key(softmax_kernel<T, kVecs, false, true>)" in out
     assert out.startswith("    if (x) ::rt::cuda_emulator::launch(")
 
 
@@ -53,6 +53,31 @@ def test_extern_shared_becomes_the_launch_buffer():
     out = tl.translate_extern_shared("  extern __shared__ __align__(16) unsigned char packs[];")
     assert out == ("  unsigned char* packs = static_cast<unsigned char*>("
                    "::rt::cuda_emulator::dynamic_shared_memory());")
+
+
+def test_shared_declarations_become_storage_per_site():
+    src = ("  __shared__ float sw[kRows][kTile + 1], sb[kRows][kTile + 1];\n"
+           "  __shared__ unsigned char flag;  // __shared__ in a comment stays\n"
+           '  const char* s = "__shared__ in a string stays";\n')
+    out = tl.translate_shared(src)
+    assert out.splitlines()[0] == ("  auto& sw = ::rt::cuda_emulator::static_shared<float[kRows][kTile+1], 1>(); "
+                                   "auto& sb = ::rt::cuda_emulator::static_shared<float[kRows][kTile+1], 2>();")
+    assert out.splitlines()[1].startswith("  auto& flag = ::rt::cuda_emulator::static_shared<unsigned char, 3>();")
+    assert out.splitlines()[2] == src.splitlines()[2]
+    with pytest.raises(tl.TranslationError, match="line 1: a __shared__ declaration"):
+        tl.translate_shared("__shared__ float (*p)[4];")
+
+
+def test_launch_bounds_become_a_check_at_the_top_of_the_body():
+    src = ("__global__ void __launch_bounds__(kWarp ? 128 : 1024,\n"
+           "                                  2)\n"
+           "    k(const float* x,\n      int n) {\n  body();\n}\n")
+    out = tl.translate_launch_bounds(src)
+    assert out.count("\n") == src.count("\n")
+    assert "__launch_bounds__" not in out
+    assert "int n) { ::rt::cuda_emulator::check_launch_bounds(kWarp ? 128 : 1024);" in out
+    with pytest.raises(tl.TranslationError, match="no kernel body"):
+        tl.translate_launch_bounds("__global__ void __launch_bounds__(64) k(int* p);")
 
 
 @pytest.mark.parametrize("src, what", [
