@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cuda_emulator/device.h"
+#include "cuda_emulator/fault_report.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -101,7 +102,9 @@ std::string lane_list(unsigned lanes) {
     }
     int last = l;
     while (last + 1 < kWarp && (lanes & (1u << (last + 1)))) ++last;
-    s += (s.empty() ? "" : ", ") + std::to_string(l) + (last > l ? "-" + std::to_string(last) : "");
+    if (!s.empty()) s += ", ";
+    s += std::to_string(l);
+    if (last > l) s.append("-").append(std::to_string(last));
     l = last + 1;
   }
   return s;
@@ -155,7 +158,7 @@ class BlockRunner {
           released = released || warp_released;
         }
       }
-      if (!kernel_problem_.empty()) return fail(-1, kernel_problem_);
+      if (!kernel_problem_.empty()) return fail(kernel_problem_thread_, kernel_problem_);
       int live = 0, at_block_barrier = 0;
       for (const Fiber& f : fibers_) {
         live += f.wait != Wait::Done;
@@ -181,9 +184,9 @@ class BlockRunner {
   // Called on a fiber by a shuffle whose width is not a power of two from 1 to 32: reported after
   // this round, and the lane reads its own value meanwhile.
   void shuffle_width_problem() {
-    if (kernel_problem_.empty())
-      kernel_problem_ = "thread " + std::to_string(current_) +
-                               ": a shuffle's width is not a power of two from 1 to 32";
+    if (!kernel_problem_.empty()) return;
+    kernel_problem_ = "a shuffle's width is not a power of two from 1 to 32";
+    kernel_problem_thread_ = current_;
   }
 
   // Called on a fiber by check_launch_bounds: the block is larger than the kernel allows.
@@ -234,6 +237,7 @@ class BlockRunner {
   void switch_to(int t) {
     current_ = t;
     t_position = &fibers_[size_t(t)].position;
+    t_running_kernel = RunningKernel{kernel_name_, stacks()[size_t(t)]->base(), kStackBytes, kGuardBytes};
 #if RT_EMULATOR_ASAN
     void* fake_stack = nullptr;
     __sanitizer_start_switch_fiber(&fake_stack, stacks()[size_t(t)]->base(), kStackBytes);
@@ -243,6 +247,7 @@ class BlockRunner {
     swapcontext(&scheduler_, &fibers_[size_t(t)].context);
 #endif
     t_position = nullptr;
+    t_running_kernel = RunningKernel{};
   }
 
   void arrived_on_fiber() {
@@ -314,8 +319,9 @@ class BlockRunner {
       const Fiber& f = fibers_[size_t(t)];
       int u = t + 1;
       while (u < threads_ && fibers_[size_t(u)].wait == f.wait && fibers_[size_t(u)].mask == f.mask) ++u;
-      waits += "; thread" + std::string(u - t > 1 ? "s " : " ") + std::to_string(t) +
-               (u - t > 1 ? "-" + std::to_string(u - 1) : "") + ": " + wait_name(f.wait);
+      waits.append(u - t > 1 ? "; threads " : "; thread ").append(std::to_string(t));
+      if (u - t > 1) waits.append("-").append(std::to_string(u - 1));
+      waits.append(": ").append(wait_name(f.wait));
       if (f.wait == Wait::Warp || f.wait == Wait::Shuffle) waits += " (mask 0x" + hex(f.mask) + ")";
       t = u;
     }
@@ -341,7 +347,8 @@ class BlockRunner {
   void* context_;
   int threads_ = 0;
   int current_ = -1;
-  std::string kernel_problem_;
+  std::string kernel_problem_;  // what fails the launch after this round, reported for thread
+  int kernel_problem_thread_ = -1;  // (or for the block, -1)
   std::vector<Fiber> fibers_;
   struct FreeDeleter {
     void operator()(unsigned char* p) const { std::free(p); }
@@ -397,6 +404,7 @@ cudaError_t run_grid(const char* kernel_name, const void* kernel, const LaunchCo
   if (const cudaError_t e = check_config(kernel, config); e != cudaSuccess) return e;
   if (const cudaError_t e = check_launch_stream(config.stream); e != cudaSuccess) return e;
   if (warp_order() == WarpOrder::Invalid) return cudaErrorInvalidValue;
+  install_fault_report();
   BlockRunner runner(kernel_name, config, body, context);
   t_runner = &runner;
   bool ok = true;

@@ -4,10 +4,15 @@
 // shuffles (PTX's lane rules), shared memory, atomics, launch errors, and the undefined behaviour
 // the emulator reports instead of computing something.
 #include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -165,6 +170,58 @@ __global__ void launch_from_a_kernel(int* out) {
     write_global_index<<<1, 32>>>(out, 32);
     out[0] = int(cudaGetLastError());
   }
+}
+
+// Thread 3 of block 1 writes through a wild pointer (not null, which UBSan would report first).
+__global__ void write_through_wild_pointer(int* out) {
+  int* target = blockIdx.x == 1 && threadIdx.x == 3 ? reinterpret_cast<int*>(uintptr_t{64}) : out;
+  *static_cast<int volatile*>(target) = 1;
+}
+
+// Thread 2 divides by zero (a trap on the CPU; an unspecified value on a GPU).
+__global__ void divide_by_zero(int* out) {
+  volatile int divisor = threadIdx.x == 2 ? 0 : 1;
+  out[threadIdx.x] = 10 / divisor;
+}
+
+// Recurses until the thread's stack overflows (each frame keeps 1 KiB live across the call).
+__device__ int recurse(int depth) {
+  volatile char frame[1024];
+  frame[0] = char(depth);
+  if (depth > (1 << 20)) return 0;  // 1 GiB of frames: never reached on a 512 KiB stack
+  const int deeper = recurse(depth + 1);
+  return deeper + frame[0];
+}
+__global__ void overflow_the_stack(int* out) {
+  if (threadIdx.x == 5) out[0] = recurse(0);
+}
+
+// Runs launch() in a child process; returns its stderr, and in `crashed` whether it died of a
+// signal or exited non-zero.
+template <typename F>
+std::string stderr_of_child(F launch, bool& crashed) {
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    // The child dies of the fault as a plain process would, not through Catch2's report of a crash.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE}) signal(sig, SIG_DFL);
+    if (!std::freopen("/dev/null", "w", stdout)) _exit(3);
+    launch();
+    _exit(0);
+  }
+  REQUIRE(child > 0);
+  close(pipe_fds[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, size_t(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  crashed = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  return text;
 }
 
 }  // namespace
@@ -331,4 +388,45 @@ TEST_CASE("CUDA's min and max, and round-to-nearest intrinsics") {
   CHECK(__umulhi(0x80000000u, 6u) == 3u);
   CHECK(__fmul_rn(0.1f, 3.f) == float(double(0.1f) * 3.0));  // the exact product, rounded once
   CHECK(__fdiv_rn(1.f, 3.f) == float(1.0 / 3.0));
+}
+
+TEST_CASE("a kernel that crashes the process is named, with its block and thread") {
+  bool crashed = false;
+  SECTION("an access outside any allocation") {
+    const std::string text = stderr_of_child(
+        [] {
+          std::vector<int> out(64);
+          write_through_wild_pointer<<<2, 32>>>(out.data());
+        },
+        crashed);
+    INFO(text);
+    CHECK(crashed);
+    CHECK_THAT(text, Catch::Contains("cuda emulator: kernel write_through_wild_pointer, block (1, 0, 0), thread (3, 0, 0): "
+                                     "segmentation fault"));
+    CHECK_THAT(text, Catch::Contains("cudaErrorIllegalAddress"));
+  }
+  SECTION("a thread's stack overflowing") {
+    const std::string text = stderr_of_child(
+        [] {
+          int out = 0;
+          overflow_the_stack<<<1, 8>>>(&out);
+        },
+        crashed);
+    INFO(text);
+    CHECK(crashed);
+    CHECK_THAT(text, Catch::Contains("kernel overflow_the_stack, block (0, 0, 0), thread (5, 0, 0): stack overflow"));
+  }
+#if !defined(__SANITIZE_ADDRESS__)  // UBSan reports the division itself, before it traps
+  SECTION("an integer division by zero") {
+    const std::string text = stderr_of_child(
+        [] {
+          std::vector<int> out(32);
+          divide_by_zero<<<1, 32>>>(out.data());
+        },
+        crashed);
+    INFO(text);
+    CHECK(crashed);
+    CHECK_THAT(text, Catch::Contains("kernel divide_by_zero, block (0, 0, 0), thread (2, 0, 0): arithmetic trap"));
+  }
+#endif
 }
