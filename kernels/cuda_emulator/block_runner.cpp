@@ -140,6 +140,13 @@ class BlockRunner {
   bool run_block(uint3 block) {
     ++t_block_serial;  // __shared__ variables refill with 0xff bytes at their first use in this block
     if (shared_) std::memset(shared_.get(), 0xff, config_.shared_bytes);  // NaN / -1 where read before written
+#if RT_EMULATOR_ASAN
+    // Frames of fibers a failed launch abandoned stay poisoned for ASan: cleared here, only then
+    // (see start_fiber).
+    if (t_stacks_abandoned)
+      for (const auto& stack : stacks()) ASAN_UNPOISON_MEMORY_REGION(stack->base(), kStackBytes);
+#endif
+    t_stacks_abandoned = false;
     for (int t = 0; t < threads_; ++t) start_fiber(t, block);
     const int warps = (threads_ + kWarp - 1) / kWarp;
     const bool reverse = warp_order() == WarpOrder::Last;
@@ -203,6 +210,9 @@ class BlockRunner {
     thread_local std::vector<std::unique_ptr<FiberStack>> pool;
     return pool;
   }
+  // Set when a launch fails with fibers mid-kernel (whose stacks may hold poisoned frames).
+  static inline thread_local bool t_stacks_abandoned = false;
+
   static size_t round_up(size_t n) { return (n + 127) / 128 * 128; }
 
 
@@ -216,14 +226,20 @@ class BlockRunner {
     f.position.lane = t % kWarp;
     f.wait = Wait::None;
     char* stack = stacks()[size_t(t)]->base();
-#if RT_EMULATOR_ASAN
-    ASAN_UNPOISON_MEMORY_REGION(stack, kStackBytes);  // frames of fibers abandoned by a failed launch
-#endif
     getcontext(&f.context);
     f.context.uc_stack.ss_sp = stack;
     f.context.uc_stack.ss_size = kStackBytes;
     f.context.uc_link = nullptr;
     makecontext(&f.context, &BlockRunner::fiber_main, 0);
+#if RT_EMULATOR_ASAN
+    // ASan's swapcontext clears the shadow of the whole stack it switches to, at every switch: for
+    // a 512 KiB stack that is an mmap and an madvise each time (64 KiB of shadow is past its
+    // clear_shadow_mmap_threshold), which made the op check 15 times slower. makecontext has set
+    // the stack pointer already, so the stack's bounds are hidden from it; fibers that return leave
+    // their stacks clean, and those a failed launch abandons are cleared above.
+    f.context.uc_stack.ss_sp = nullptr;
+    f.context.uc_stack.ss_size = 0;
+#endif
   }
 
   static void fiber_main() {
@@ -335,6 +351,7 @@ class BlockRunner {
   }
 
   bool fail(int thread, const std::string& what) {
+    t_stacks_abandoned = true;
     const uint3 b = fibers_[0].position.block_idx;
     std::fprintf(stderr, "cuda emulator: kernel %s, block (%u, %u, %u)%s: %s\n", kernel_name_, b.x, b.y, b.z,
                  thread >= 0 ? (", thread " + std::to_string(thread)).c_str() : "", what.c_str());
@@ -354,7 +371,7 @@ class BlockRunner {
     void operator()(unsigned char* p) const { std::free(p); }
   };
   std::unique_ptr<unsigned char, FreeDeleter> shared_;
-  ucontext_t scheduler_;
+  ucontext_t scheduler_{};  // swapcontext fills it; uc_stack stays empty (nothing for ASan to clear)
   const void* scheduler_stack_ = nullptr;
   size_t scheduler_stack_bytes_ = 0;
 };
