@@ -46,8 +46,8 @@ namespace {
 // A CUDA thread may use 512 KiB of local memory; mapped lazily (MAP_NORESERVE), so untouched stack
 // costs address space only.
 constexpr size_t kStackBytes = 512 * 1024;
-// Below each stack: large enough that a frame of a big local array lands in it rather than skipping
-// over it into the next stack (GCC's -fstack-clash-protection is off on Debian).
+// Below each stack. Kernels compile with -fstack-clash-protection, so even a frame larger than this
+// touches it page by page on its way down rather than skipping over it into the next stack.
 constexpr size_t kGuardBytes = 64 * 1024;
 constexpr int kWarp = 32;
 
@@ -77,7 +77,7 @@ class FiberStack {
   char* base_ = nullptr;
 };
 
-enum class Wait { None, Block, Warp, Shuffle, Done };
+enum class Wait { None, Block, Warp, Shuffle, Done, Refused };  // Refused: parked for good
 enum class WarpOrder { First, Last, Invalid };
 WarpOrder warp_order();
 
@@ -116,6 +116,7 @@ const char* wait_name(Wait w) {
     case Wait::Warp: return "__syncwarp";
     case Wait::Shuffle: return "a shuffle";
     case Wait::Done: return "return";
+    case Wait::Refused: return "__launch_bounds__";
     case Wait::None: break;
   }
   return "running";
@@ -434,7 +435,9 @@ cudaError_t run_grid(const char* kernel_name, const void* kernel, const LaunchCo
 
 void check_launch_bounds(unsigned max_threads) {
   BlockRunner& r = runner_on_fiber("__launch_bounds__");
-  if (unsigned(r.threads()) > max_threads) r.exceeds_launch_bounds(max_threads);
+  if (unsigned(r.threads()) <= max_threads) return;
+  r.exceeds_launch_bounds(max_threads);
+  r.wait(Wait::Refused);  // never released: no kernel code runs in a block a GPU would not start
 }
 
 void* dynamic_shared_memory() { return runner_on_fiber("dynamic shared memory").shared_memory(); }

@@ -79,11 +79,13 @@ void* dynamic_shared_memory();
 // Bumped by the block runner as each block starts (never 0 inside a kernel).
 extern thread_local uint64_t t_block_serial;
 
-// A __shared__ variable: `__shared__ float s[32];` becomes `auto& s = static_shared<float[32], N>();`
-// (N: the declaration's number in its file). One per declaration, instantiation and host thread,
-// filled with 0xff bytes (NaN floats, -1 integers) when a block first touches it, so a read before
-// any write in the block shows.
-template <typename T, int kSite>
+// A __shared__ variable: `__shared__ float s[32];` becomes
+//   struct rt_shared_site_N {}; auto& s = static_shared<float[32], rt_shared_site_N>();
+// (N: the declaration's number in its file). The site is a class local to the kernel, a distinct
+// type in each of its instantiations, so there is one variable per declaration, instantiation and
+// host thread, filled with 0xff bytes (NaN floats, -1 integers) when a block first touches it: a
+// read before any write in the block shows.
+template <typename T, typename Site>
 T& static_shared() {
   alignas(alignof(T) > 16 ? alignof(T) : 16) thread_local unsigned char storage[sizeof(T)];
   thread_local uint64_t filled_for_block = 0;

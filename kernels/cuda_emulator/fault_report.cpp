@@ -45,7 +45,8 @@ const char* describe(int sig, const siginfo_t* info, const RunningKernel& k) {
 void on_fault(int sig, siginfo_t* info, void* /*ucontext*/) {
   const RunningKernel& k = t_running_kernel;
   const ThreadPosition* p = t_position;
-  if (k.name && p && !g_handled) {
+  const bool sent = info->si_code <= 0;  // kill(), raise(), pthread_kill(): not a fault of this thread
+  if (k.name && p && !sent && !g_handled) {
     char text[1024];
     const int n = std::snprintf(
         text, sizeof text, "cuda emulator: kernel %s, block (%u, %u, %u), thread (%u, %u, %u): %s; %s %p\n",
@@ -56,36 +57,41 @@ void on_fault(int sig, siginfo_t* info, void* /*ucontext*/) {
       (void)ignored;
     }
   }
-  // Hand the fault to whoever had it before: returning re-runs the faulting instruction under it.
+  // Hand the signal to whoever had it before. A fault re-runs its instruction when this returns,
+  // now under that handler; a sent signal is sent again (it stays blocked until this returns).
   // A second fault through here (a previous handler that hands it back to us) goes to the default
-  // action, so handlers that chain to each other cannot loop.
+  // action, so handlers that chain to each other cannot loop; install_fault_report no longer
+  // reinstalls ours once a fault went through (another thread's launch would catch the re-run).
   const int i = signal_index(sig);
   struct sigaction previous = g_previous[i];
-  if (previous.sa_handler == SIG_IGN || g_handled) {  // an ignored fault would loop forever
+  if (previous.sa_handler == SIG_IGN || (g_handled && !sent)) {  // an ignored fault would loop forever
     previous = {};
     previous.sa_handler = SIG_DFL;
   }
-  g_handled = 1;
+  if (!sent) g_handled = 1;
   sigaction(sig, &previous, nullptr);
+  if (sent) raise(sig);
 }
 
-// An alternate signal stack for this thread, unmapped when the thread ends (if it is still ours).
+// An alternate signal stack for this thread while it has none (unmapped when the thread ends, if
+// it is still ours): a handler needs one to run when the fault is the thread's stack overflowing.
 class AlternateStack {
  public:
-  AlternateStack() {
+  // One sigaltstack call when the thread has one (ours, ASan's, the host's); maps ours at first need.
+  void ensure() {
     stack_t current{};
-    if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;  // ASan's, or the host's
-    void* p = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;  // no report for a stack overflow on this thread; everything else still works
-    stack_t mine{};
-    mine.ss_sp = p;
-    mine.ss_size = kBytes;
-    if (sigaltstack(&mine, nullptr) != 0) {
-      munmap(p, kBytes);
-      return;
+    if (sigaltstack(nullptr, &current) != 0 || !(current.ss_flags & SS_DISABLE)) return;
+    if (!mapping_) {
+      void* p = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) return;  // no report for a stack overflow on this thread; the rest still works
+      mapping_ = p;
     }
-    mapping_ = p;
+    stack_t mine{};
+    mine.ss_sp = mapping_;
+    mine.ss_size = kBytes;
+    sigaltstack(&mine, nullptr);
   }
+  AlternateStack() = default;
   ~AlternateStack() {
     if (!mapping_) return;
     stack_t current{};
@@ -107,11 +113,14 @@ class AlternateStack {
 }  // namespace
 
 void install_fault_report() {
+  // Checked at every launch, not once: a test framework's temporary alternate stack may be gone,
+  // and a handler installed after ours (Catch2's, pytest's faulthandler, a forked child's SIG_DFL)
+  // is wrapped again rather than left to hide the kernel.
   thread_local AlternateStack alternate_stack;
-  // Checked at every launch, not once: a handler installed after ours (Catch2's, pytest's
-  // faulthandler, a forked child's SIG_DFL) is wrapped again rather than left to hide the kernel.
+  alternate_stack.ensure();
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
+  if (g_handled) return;  // a fault is on its way to the previous handler
   for (int i = 0; i < int(sizeof kSignals / sizeof kSignals[0]); ++i) {
     struct sigaction current{};
     if (sigaction(kSignals[i], nullptr, &current) != 0) continue;

@@ -6,18 +6,23 @@
 // kernel prints, before the process dies as it would have:
 //
 //   cuda emulator: kernel softmax_kernel<float, 4>, block (7, 0, 0), thread (96, 0, 0): segmentation fault
-//       reading or writing address 0x0 (an access outside any allocation: on a GPU, cudaErrorIllegalAddress)
+//       reading or writing the address (an access outside any allocation: on a GPU,
+//       cudaErrorIllegalAddress); address 0x40
 //
 // The previous handler (the default, ASan's, Python's faulthandler) then takes the fault, so
-// sanitizer reports and core dumps stay as they were. Handlers run on an alternate signal stack,
-// so a thread that overflows its fiber stack is reported too ("stack overflow").
+// sanitizer reports and core dumps stay as they were; a signal sent with kill() or raise() goes
+// to it unreported. Handlers run on an alternate signal stack (the thread's own if it has one,
+// else one of ours), so a thread that overflows its fiber stack is reported too ("stack
+// overflow"). Where a fault is not a signal it is not reported: an integer division by zero traps
+// on x86-64 (SIGFPE) but returns 0 on AArch64; under UBSan, UBSan reports it first.
 #pragma once
 #include <cstddef>
 
 namespace rt::cuda_emulator {
 
 // Installs the handlers for SIGSEGV, SIGBUS and SIGFPE where they are not already ours (wrapping
-// whatever is there now), and an alternate signal stack for the calling thread if it has none.
+// whatever is there now; not while a fault is on its way to the previous handler), and an
+// alternate signal stack for the calling thread if it has none.
 // Three sigaction calls after the first on a thread.
 void install_fault_report();
 

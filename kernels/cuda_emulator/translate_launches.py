@@ -13,7 +13,8 @@ The kernel's address (nullptr when the launch asks for no dynamic shared memory)
 cudaFuncSetAttribute's limit is looked up by; the generic lambda calls the kernel in each thread.
 
     __shared__ float partial[32], total;
- -> auto& partial = ::rt::cuda_emulator::static_shared<float[32], 1>(); auto& total = ...<float, 2>();
+ -> struct rt_shared_site_1 {}; auto& partial = ::rt::cuda_emulator::static_shared<float[32], rt_shared_site_1>();
+    struct rt_shared_site_2 {}; auto& total = ::rt::cuda_emulator::static_shared<float, rt_shared_site_2>();
 
     __global__ void __launch_bounds__(256) k(float* p) {
  -> __global__ void k(float* p) { ::rt::cuda_emulator::check_launch_bounds(256);
@@ -170,7 +171,7 @@ def in_comment(text, index):
 
 
 def translate_shared(text):
-    """`__shared__ T a[N], b;` -> `auto& a = static_shared<T[N], 1>(); auto& b = static_shared<T, 2>();`."""
+    """`__shared__ T a[N];` -> `struct rt_shared_site_1 {}; auto& a = static_shared<T[N], rt_shared_site_1>();`."""
     out, pos, site = [], 0, 0
     for m in re.finditer(r"__shared__", text):
         if m.start() < pos or in_comment(text, m.start()):
@@ -179,11 +180,16 @@ def translate_shared(text):
         if not d:
             raise TranslationError(f"line {line_of(text, m.start())}: a __shared__ declaration this translation "
                                    "does not know (expected `__shared__ TYPE name[dims], ...;`)")
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if re.search(r"\bstatic\s+$", text[line_start:m.start()]):
+            raise TranslationError(f"line {line_of(text, m.start())}: `static __shared__` (one variable for all "
+                                   "blocks) is not translated; declare it `__shared__` inside the kernel")
         declarations = []
         for name, dims in DECLARATOR.findall(d.group("declarators")):
             site += 1
-            declarations.append(f"auto& {name} = ::rt::cuda_emulator::static_shared<{d.group('type')}"
-                                f"{''.join(dims.split())}, {site}>();")
+            declarations.append(f"struct rt_shared_site_{site} {{}}; auto& {name} = "
+                                f"::rt::cuda_emulator::static_shared<{d.group('type')}"
+                                f"{' '.join(dims.split())}, rt_shared_site_{site}>();")
         out.append(text[pos:m.start()])
         out.append(" ".join(declarations) + "\n" * text.count("\n", m.start(), d.end()))
         pos = d.end()

@@ -5,6 +5,7 @@
 // the emulator reports instead of computing something.
 #include <catch2/catch.hpp>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -198,10 +199,18 @@ __global__ void overflow_the_stack(int* out) {
   if (threadIdx.x == 5) out[0] = recurse(0);
 }
 
-// Runs launch() in a child process; returns its stderr, and in `crashed` whether it died of a
-// signal or exited non-zero.
+// What a child process wrote to stderr, and how it ended.
+struct ChildResult {
+  std::string stderr_text;
+  int status = 0;
+  bool crashed() const { return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0); }
+  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+};
+
+// Runs body() in a child process whose fault handlers are the default ones (not Catch2's report
+// of a crash), without a core dump, and killed by SIGALRM after 30 s should a handler loop.
 template <typename F>
-std::string stderr_of_child(F launch, bool& crashed) {
+ChildResult run_in_child(F body) {
   int pipe_fds[2];
   REQUIRE(pipe(pipe_fds) == 0);
   std::fflush(stdout);  // or the child writes what Catch2 buffered so far a second time
@@ -209,22 +218,37 @@ std::string stderr_of_child(F launch, bool& crashed) {
   if (child == 0) {
     dup2(pipe_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);
-    // The child dies of the fault as a plain process would, not through Catch2's report of a crash.
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE}) signal(sig, SIG_DFL);
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    alarm(30);
     if (!std::freopen("/dev/null", "w", stdout)) _exit(3);
-    launch();
+    body();
     _exit(0);
   }
   REQUIRE(child > 0);
   close(pipe_fds[1]);
-  std::string text;
+  ChildResult result;
   char buffer[4096];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, size_t(n));
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) result.stderr_text.append(buffer, size_t(n));
   close(pipe_fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  crashed = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
-  return text;
+  waitpid(child, &result.status, 0);
+  return result;
+}
+
+// A SIGSEGV handler of the host program's, there before the emulator's: says so and exits with 42.
+void host_segv_handler(int, siginfo_t*, void*) {
+  const char text[] = "host handler\n";
+  const ssize_t ignored = write(STDERR_FILENO, text, sizeof text - 1);
+  (void)ignored;
+  _exit(42);
+}
+void install_host_segv_handler() {
+  struct sigaction action{};
+  action.sa_sigaction = host_segv_handler;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, nullptr);
 }
 
 }  // namespace
@@ -294,7 +318,9 @@ TEST_CASE("what a GPU leaves undefined fails the launch") {
   CHECK(run(dim3(1), dim3(64), barrier_in_one_branch, out.data()) == cudaErrorLaunchFailure);
   CHECK(run(dim3(1), dim3(16), warp_sum, reinterpret_cast<float*>(out.data())) == cudaErrorLaunchFailure);  // lanes 16-31 don't exist
   CHECK(run(dim3(1), dim3(32), shuffle_modes, out.data(), 1, 12) == cudaErrorLaunchFailure);  // width not a power of two
+  std::fill(out.begin(), out.end(), 0);
   CHECK(run(dim3(1), dim3(128), bounded_to_64, out.data()) == cudaErrorLaunchFailure);       // over __launch_bounds__
+  CHECK(std::count(out.begin(), out.end(), 0) == long(out.size()));  // and no thread ran, as on a GPU
   CHECK(run(dim3(1), dim3(64), bounded_to_64, out.data()) == cudaSuccess);
   CHECK(run(dim3(1), dim3(1), launch_from_a_kernel, out.data()) == cudaSuccess);
   CHECK(out[0] == int(cudaErrorNotSupported));  // the inner launch is refused, the outer one completes
@@ -394,42 +420,64 @@ TEST_CASE("CUDA's min and max, and round-to-nearest intrinsics") {
 }
 
 TEST_CASE("a kernel that crashes the process is named, with its block and thread") {
-  bool crashed = false;
   SECTION("an access outside any allocation") {
-    const std::string text = stderr_of_child(
-        [] {
-          std::vector<int> out(64);
-          write_through_wild_pointer<<<2, 32>>>(out.data());
-        },
-        crashed);
-    INFO(text);
-    CHECK(crashed);
-    CHECK_THAT(text, Catch::Contains("cuda emulator: kernel write_through_wild_pointer, block (1, 0, 0), thread (3, 0, 0): "
-                                     "segmentation fault"));
-    CHECK_THAT(text, Catch::Contains("cudaErrorIllegalAddress"));
+    const ChildResult child = run_in_child([] {
+      std::vector<int> out(64);
+      write_through_wild_pointer<<<2, 32>>>(out.data());
+    });
+    INFO(child.stderr_text);
+    CHECK(child.crashed());
+    CHECK_THAT(child.stderr_text,
+               Catch::Contains("cuda emulator: kernel write_through_wild_pointer, block (1, 0, 0), thread (3, 0, 0): "
+                               "segmentation fault"));
+    CHECK_THAT(child.stderr_text, Catch::Contains("cudaErrorIllegalAddress"));
   }
   SECTION("a thread's stack overflowing") {
-    const std::string text = stderr_of_child(
-        [] {
-          int out = 0;
-          overflow_the_stack<<<1, 8>>>(&out);
-        },
-        crashed);
-    INFO(text);
-    CHECK(crashed);
-    CHECK_THAT(text, Catch::Contains("kernel overflow_the_stack, block (0, 0, 0), thread (5, 0, 0): stack overflow"));
+    const ChildResult child = run_in_child([] {
+      int out = 0;
+      overflow_the_stack<<<1, 8>>>(&out);
+    });
+    INFO(child.stderr_text);
+    CHECK(child.crashed());
+    CHECK_THAT(child.stderr_text,
+               Catch::Contains("kernel overflow_the_stack, block (0, 0, 0), thread (5, 0, 0): stack overflow"));
   }
 #if !defined(__SANITIZE_ADDRESS__)  // UBSan reports the division itself, before it traps
   SECTION("an integer division by zero") {
-    const std::string text = stderr_of_child(
-        [] {
-          std::vector<int> out(32);
-          divide_by_zero<<<1, 32>>>(out.data());
-        },
-        crashed);
-    INFO(text);
-    CHECK(crashed);
-    CHECK_THAT(text, Catch::Contains("kernel divide_by_zero, block (0, 0, 0), thread (2, 0, 0): arithmetic trap"));
+    const ChildResult child = run_in_child([] {
+      std::vector<int> out(32);
+      divide_by_zero<<<1, 32>>>(out.data());
+    });
+    INFO(child.stderr_text);
+    CHECK(child.crashed());
+    CHECK_THAT(child.stderr_text,
+               Catch::Contains("kernel divide_by_zero, block (0, 0, 0), thread (2, 0, 0): arithmetic trap"));
   }
 #endif
+}
+
+TEST_CASE("the handler that was there before still takes the fault, and signals sent by kill()") {
+  SECTION("a kernel's fault: named, then the host's handler runs") {
+    const ChildResult child = run_in_child([] {
+      install_host_segv_handler();
+      std::vector<int> out(64);
+      write_through_wild_pointer<<<2, 32>>>(out.data());
+    });
+    INFO(child.stderr_text);
+    CHECK(child.exit_code() == 42);
+    CHECK_THAT(child.stderr_text, Catch::Contains("kernel write_through_wild_pointer"));
+    CHECK_THAT(child.stderr_text, Catch::EndsWith("host handler\n"));
+  }
+  SECTION("a SIGSEGV raised outside any kernel goes to the host's handler unreported") {
+    const ChildResult child = run_in_child([] {
+      install_host_segv_handler();
+      std::vector<int> out(32);
+      write_global_index<<<1, 32>>>(out.data(), 32);  // the emulator's handler is in place from here
+      raise(SIGSEGV);
+    });
+    INFO(child.stderr_text);
+    CHECK(child.exit_code() == 42);
+    CHECK_THAT(child.stderr_text, Catch::EndsWith("host handler\n"));
+    CHECK(child.stderr_text.find("cuda emulator") == std::string::npos);
+  }
 }

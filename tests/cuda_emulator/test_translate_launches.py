@@ -60,12 +60,17 @@ def test_shared_declarations_become_storage_per_site():
            "  __shared__ unsigned char flag;  // __shared__ in a comment stays\n"
            '  const char* s = "__shared__ in a string stays";\n')
     out = tl.translate_shared(src)
-    assert out.splitlines()[0] == ("  auto& sw = ::rt::cuda_emulator::static_shared<float[kRows][kTile+1], 1>(); "
-                                   "auto& sb = ::rt::cuda_emulator::static_shared<float[kRows][kTile+1], 2>();")
-    assert out.splitlines()[1].startswith("  auto& flag = ::rt::cuda_emulator::static_shared<unsigned char, 3>();")
+    assert out.splitlines()[0] == (
+        "  struct rt_shared_site_1 {}; auto& sw = ::rt::cuda_emulator::static_shared<float[kRows][kTile + 1], "
+        "rt_shared_site_1>(); struct rt_shared_site_2 {}; auto& sb = "
+        "::rt::cuda_emulator::static_shared<float[kRows][kTile + 1], rt_shared_site_2>();")
+    assert out.splitlines()[1].startswith("  struct rt_shared_site_3 {}; auto& flag = "
+                                          "::rt::cuda_emulator::static_shared<unsigned char, rt_shared_site_3>();")
     assert out.splitlines()[2] == src.splitlines()[2]
     with pytest.raises(tl.TranslationError, match="line 1: a __shared__ declaration"):
         tl.translate_shared("__shared__ float (*p)[4];")
+    with pytest.raises(tl.TranslationError, match="line 2: `static __shared__`"):
+        tl.translate_shared("\n  static __shared__ float s[4];")
 
 
 def test_launch_bounds_become_a_check_at_the_top_of_the_body():
