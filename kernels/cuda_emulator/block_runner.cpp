@@ -216,7 +216,6 @@ class BlockRunner {
 
   static size_t round_up(size_t n) { return (n + 127) / 128 * 128; }
 
-
   void start_fiber(int t, uint3 block) {
     Fiber& f = fibers_[size_t(t)];
     const dim3 b = config_.block;
@@ -236,10 +235,13 @@ class BlockRunner {
     // ASan's swapcontext clears the shadow of the whole stack it switches to, at every switch: for
     // a 512 KiB stack that is an mmap and an madvise each time (64 KiB of shadow is past its
     // clear_shadow_mmap_threshold), which made the op check 15 times slower. makecontext has set
-    // the stack pointer already, so the stack's bounds are hidden from it; fibers that return leave
-    // their stacks clean, and those a failed launch abandons are cleared above.
+    // the stack pointer already, so the stack's bounds are hidden from it. Kernel frames that return
+    // leave their stack clean; fiber_main's own frame at the top never returns, so the top 16 KiB
+    // is cleared here (2 KiB of shadow), and the stacks a failed launch abandons in run_block.
     f.context.uc_stack.ss_sp = nullptr;
     f.context.uc_stack.ss_size = 0;
+    constexpr size_t kTopBytes = 16 * 1024;
+    ASAN_UNPOISON_MEMORY_REGION(stack + kStackBytes - kTopBytes, kTopBytes);
 #endif
   }
 
