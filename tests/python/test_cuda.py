@@ -2,8 +2,8 @@
 
 Without a usable GPU (this machine): what is reported, and that everything needing a device fails
 with RuntimeError naming why and leaves tensors and modules unchanged. With one (scripts/gpu-check.sh
-on an H200) the tests marked `needs_gpu` run: round trips, ops against the CPU, memory counters,
-events and a training step.
+on an H200, or the CUDA emulator's build-cuda-emulated/ in scripts/test.sh) the tests marked
+`needs_gpu` run: round trips, ops against the CPU, memory counters, events and a training step.
 
 [SECTION] index (search for "# ---- <name>"):
   queries          is_built/is_available/device_count and the reasons given without a GPU
