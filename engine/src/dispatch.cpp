@@ -238,16 +238,6 @@ uint64_t current_thread_id() {
   return id;
 }
 
-void request_cancel() { detail::g_dispatch_flags.fetch_or(detail::kCancel); }
-void clear_cancel() { detail::g_dispatch_flags.fetch_and(~detail::kCancel); }
-
-void check_cancel() {
-  if (cancel_requested()) {
-    clear_cancel();
-    throw InterruptedError("interrupted: the operation was cancelled (rt::request_cancel / KeyboardInterrupt)");
-  }
-}
-
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();

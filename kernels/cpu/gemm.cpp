@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "loops.h"
-#include "rt/dispatch.h"
+#include "rt/cancel.h"
 
 // Note [GEMM threads]
 // libopenblas-openmp sizes its threads from omp_get_max_threads() and runs single-threaded
@@ -164,9 +164,10 @@ void batched(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, 
   auto run = [&](int64_t i) { one(m, pa + offset(ad, i), pb + offset(bd, i), pc + i * m * n); };
   const int nt = num_threads();
   if (nt > 1 && !omp_in_parallel() && (nb >= nt || m * n * k <= kSmallGemm)) {
+    const CancelToken cancel = CancelToken::current();  // the workers poll the caller's request
 #pragma omp parallel for schedule(static) num_threads(int(std::min<int64_t>(nt, nb)))
     for (int64_t i = 0; i < nb; ++i)
-      if (!cancel_requested()) run(i);
+      if (!cancel.requested()) run(i);
     check_cancel();
   } else {
     for (int64_t i = 0; i < nb; ++i) {

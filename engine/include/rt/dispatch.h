@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "rt/allocator.h"
+#include "rt/cancel.h"  // OpGuard checks the calling thread's cancel request
 #include "rt/tensor.h"
 
 namespace rt {
@@ -88,10 +89,7 @@ void set_event_recorder(EventRecorder* r);
 EventRecorder* event_recorder();  // the installed one, or nullptr
 
 namespace detail {
-// Bit 0: an op/memory observer or a recorder is attached. Bit 1: cancellation requested.
-// Bit 2: some thread has autocast enabled, so ops track their nesting depth (Note [Autocast]).
-extern std::atomic<uint32_t> g_dispatch_flags;
-inline constexpr uint32_t kObserved = 1u, kCancel = 2u, kAutocast = 4u;
+// g_dispatch_flags and its bits: rt/cancel.h.
 // How many ops are running on this thread (nested ops count); tracked only while kObserved or
 // kAutocast is set, otherwise 0.
 int op_depth();
@@ -170,16 +168,6 @@ std::string module_path(uint32_t id);  // throws rt::IndexError for an id never 
 
 // The engine's id of the calling thread (OpEvent::thread_id).
 uint64_t current_thread_id();
-
-// ---- cancellation -----------------------------------------------------------------------
-// Asks running and future ops to stop with rt::InterruptedError (Ctrl+C, the studio's
-// interrupt). Long kernels poll check_cancel() between chunks of work.
-void request_cancel();
-void clear_cancel();
-inline bool cancel_requested() {
-  return (detail::g_dispatch_flags.load(std::memory_order_relaxed) & detail::kCancel) != 0;
-}
-void check_cancel();  // throws InterruptedError (and clears the flag) when cancel was requested
 
 int64_t now_ns();  // steady clock, used by every event
 

@@ -10,22 +10,37 @@
 #include "rt/ops/reduce.h"
 #include "rt/ops/view.h"
 
+// Note [Sequence numbers]
+// Each thread numbers the nodes it creates 0, 1, 2, ... (PyTorch keeps this counter per thread too), so
+// an op can peek the number its node will get (OpGuard, for the profiler's forward-to-backward link)
+// without another thread's node slipping in between, and a graph built on one thread is numbered in
+// creation order whatever other threads do; the ready queue runs higher numbers first. So that numbers
+// stay unique in the process (the profiler and graph snapshots key nodes by them), a thread's counter
+// starts at its slot << 40: the first thread to create a node counts from 0, the next from 2^40, ...
+// AccumulateGrad nodes take UINT64_MAX (run as soon as ready).
 namespace rt::autograd {
 namespace {
-std::atomic<uint64_t> g_sequence_nr{0};
+constexpr int kThreadSlotShift = 40;
+std::atomic<uint64_t> g_next_thread_slot{0};
 std::atomic<size_t> g_hook_handle{1};
 thread_local const Node* t_running_node = nullptr;  // names the node in SavedTensor errors
+
+struct ThreadSequence {
+  uint64_t next = g_next_thread_slot.fetch_add(1) << kThreadSlotShift;
+};
+thread_local ThreadSequence t_sequence;
 }  // namespace
 
-uint64_t peek_sequence_nr() { return g_sequence_nr.load(std::memory_order_relaxed); }
+uint64_t peek_sequence_nr() { return t_sequence.next; }
 size_t next_hook_handle() { return g_hook_handle.fetch_add(1); }
 
-Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(g_sequence_nr.fetch_add(1)) {}
+Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(t_sequence.next++) {}
 
 // ---- AccumulateGrad -----------------------------------------------------------------------
-AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : Node("AccumulateGrad"), leaf_(std::move(leaf)) {
-  // AccumulateGrad runs as soon as it is ready (PyTorch gives it the highest priority).
-  sequence_nr_ = UINT64_MAX;
+// AccumulateGrad runs as soon as it is ready (PyTorch gives it the highest priority), and takes no number from
+// the thread's sequence, so an op's node gets the number the op peeked even when it creates the leaf's.
+AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
+    : Node("AccumulateGrad", UINT64_MAX), leaf_(std::move(leaf)) {
   output_meta_.push_back({leaf_->sizes, leaf_->dtype, leaf_->storage.device()});
 }
 

@@ -35,9 +35,10 @@ template <typename F>
 void for_images(int64_t N, F fn) {
   const int nt = cpu::num_threads();
   if (N > 1 && nt > 1 && !omp_in_parallel()) {
+    const CancelToken cancel = CancelToken::current();  // the workers poll the caller's request
 #pragma omp parallel for schedule(static) num_threads(int(std::min<int64_t>(nt, N)))
     for (int64_t n = 0; n < N; ++n)
-      if (!cancel_requested()) fn(n, omp_get_thread_num());
+      if (!cancel.requested()) fn(n, omp_get_thread_num());
     check_cancel();
   } else {
     for (int64_t n = 0; n < N; ++n) {

@@ -25,9 +25,10 @@ struct PoolShape {
 template <typename F>
 void for_planes(const PoolShape& s, int64_t work_per_plane, F fn) {
   if (s.planes > 1 && s.planes * work_per_plane >= cpu::kParallelGrain && !omp_in_parallel()) {
+    const CancelToken cancel = CancelToken::current();  // the workers poll the caller's request
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < s.planes; ++p)
-      if (!cancel_requested()) fn(p);
+      if (!cancel.requested()) fn(p);
     check_cancel();
   } else {
     for (int64_t p = 0; p < s.planes; ++p) fn(p);

@@ -12,6 +12,9 @@
 #include <QtTest>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <exception>
 #include <thread>
 
@@ -39,6 +42,11 @@ class BackwardThread {
  public:
   // A failed check leaves the backward paused: the destructor stops it before joining.
   BackwardThread(DebuggerSession& session, rt::Tensor loss) : session_(session), thread_([this, loss] {
+    {
+      std::lock_guard lock(token_mu_);
+      token_ = rt::CancelToken::current();
+    }
+    token_ready_.notify_all();
     try {
       loss.backward();
     } catch (...) {
@@ -55,11 +63,20 @@ class BackwardThread {
   }
   bool done() const { return done_; }
   std::exception_ptr error() const { return error_; }
+  // The backward thread's cancel token: what the studio's interrupt aims at the interpreter thread.
+  rt::CancelToken cancel_token() {
+    std::unique_lock lock(token_mu_);
+    token_ready_.wait(lock, [this] { return token_.has_value(); });
+    return *token_;
+  }
 
  private:
   DebuggerSession& session_;
   std::exception_ptr error_;
   std::atomic<bool> done_{false};
+  std::mutex token_mu_;
+  std::condition_variable token_ready_;
+  std::optional<rt::CancelToken> token_;
   std::thread thread_;
 };
 
@@ -398,9 +415,11 @@ class DebuggerPanelsTest : public QObject {
     rt::Tensor loss = rt::mse_loss((*mlp)(rt::randn({4, 6})), rt::randn({4, 4}));
     BackwardThread bw(*session, loss);
     QVERIFY(wait_for(*session, [&] { return session->status().paused.has_value(); }));
-    rt::request_cancel();  // what the studio's interrupt does
+    rt::CancelToken interpreter = bw.cancel_token();
+    interpreter.request();  // what the studio's interrupt does to the interpreter thread
     QVERIFY(wait_for(*session, [&] { return bw.done() && !session->status().running; }));
-    rt::clear_cancel();
+    QVERIFY(!interpreter.requested());  // used up by the InterruptedError
+    QVERIFY(!rt::cancel_requested());   // this thread was never asked
     bw.join();
     bool interrupted = false;
     try {

@@ -64,7 +64,7 @@ using NodePostHook = std::function<void(const Node&, TensorList& grad_inputs, co
 
 class Node : public std::enable_shared_from_this<Node> {
  public:
-  explicit Node(std::string name);
+  explicit Node(std::string name);  // takes the calling thread's next sequence number
   virtual ~Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -77,6 +77,7 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual bool released() const { return false; }
 
   const std::string& name() const { return name_; }
+  // Creation order on the creating thread, unique in the process (Note [Sequence numbers], node.cpp).
   uint64_t sequence_nr() const { return sequence_nr_; }
   std::vector<Edge>& next_edges() { return next_edges_; }
   const std::vector<Edge>& next_edges() const { return next_edges_; }
@@ -99,6 +100,9 @@ class Node : public std::enable_shared_from_this<Node> {
   const std::vector<NodePostHook>& post_hooks() const { return post_hooks_; }
 
  protected:
+  // A node with a fixed sequence number that uses none of the thread's (AccumulateGrad: UINT64_MAX).
+  Node(std::string name, uint64_t sequence_nr) : name_(std::move(name)), sequence_nr_(sequence_nr) {}
+
   std::string name_;
   uint64_t sequence_nr_;
   std::vector<Edge> next_edges_;

@@ -1,6 +1,7 @@
 // Ctrl+C during long engine calls. Note [Interrupting engine calls]
 // While a LongCall runs with the GIL released, SIGINT on the importing thread's process goes to
-// a C handler that calls rt::request_cancel(): kernels poll the flag and throw
+// a C handler that requests the cancel of the importing thread (its rt::CancelToken: a signal may be
+// delivered to any thread, and other threads' engine work must go on): kernels poll it and throw
 // rt::InterruptedError, which errors.cpp turns into KeyboardInterrupt. Python's own handler is
 // put back when the call ends. If the signal arrived but the call finished before noticing,
 // the request is withdrawn and handed to Python (PyErr_SetInterrupt), so Ctrl+C is never lost
@@ -19,10 +20,11 @@ int g_depth = 0;
 struct sigaction g_previous;
 volatile sig_atomic_t g_fired = 0;
 std::thread::id g_main_thread;
+const rt::CancelToken* g_main_cancel = nullptr;  // the importing thread's; set once, before any handler
 
 void on_sigint(int) {
   g_fired = 1;
-  rt::request_cancel();
+  g_main_cancel->request();
 }
 
 bool on_main_thread() { return std::this_thread::get_id() == g_main_thread; }
@@ -61,8 +63,10 @@ LongCall::~LongCall() {
 
 void bind_interrupt(py::module_& m) {
   g_main_thread = std::this_thread::get_id();
-  m.def("_request_cancel", &rt::request_cancel);
-  m.def("_clear_cancel", &rt::clear_cancel);
+  g_main_cancel = new rt::CancelToken(rt::CancelToken::current());  // leaked: the handler may run at exit
+  // What Ctrl+C does, callable from any thread (tests): cancels the importing thread's engine work.
+  m.def("_request_cancel", [] { g_main_cancel->request(); });
+  m.def("_clear_cancel", [] { g_main_cancel->clear(); });
 }
 
 }  // namespace rtpy
