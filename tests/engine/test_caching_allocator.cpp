@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "cuda/caching_allocator.h"
+#include "memory/caching_allocator.h"
 #include "host_segment_source.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/dispatch.h"

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
-#include "../../engine/src/ops/composed.h"
-#include "../../kernels/cpu/reduce.h"
+#include "ops/composed.h"
+#include "cpu/reduce.h"
 #include "testing.h"
 
 using rt::Shape;

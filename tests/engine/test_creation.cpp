@@ -4,8 +4,8 @@
 #include <numeric>
 #include <set>
 
-#include "../../engine/src/philox.h"
-#include "../../kernels/cpu/loops.h"
+#include "philox.h"
+#include "cpu/loops.h"
 #include "testing.h"
 
 using rt::Shape;

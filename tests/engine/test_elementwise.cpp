@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "testing.h"
 
 using rt::Tensor;

@@ -4,7 +4,7 @@
 #include <limits>
 #include <numeric>
 
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "testing.h"
 
 using rt::Shape;

@@ -1,7 +1,7 @@
 // cat, stack, split, chunk, gather, scatter_add, index_select, one_hot, repeat, tril, triu.
 #include <catch2/catch.hpp>
 
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "testing.h"
 
 using rt::Shape;

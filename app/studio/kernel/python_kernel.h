@@ -63,7 +63,7 @@
 // interrupt() sends SIGINT to the interpreter thread (pthread_kill) while a cell runs: a busy Python loop
 // gets KeyboardInterrupt at its next bytecode check, `time.sleep` wakes with EINTR and raises it, and a
 // long engine op (GIL released in rustytorch's LongCall) sees rt::request_cancel() from the extension's
-// own SIGINT handler and throws, which the module turns into KeyboardInterrupt (engine/python/src/
+// own SIGINT handler and throws, which the module turns into KeyboardInterrupt (python/src/
 // interrupt.cpp). Each of those stops within 1 s. A SIGINT that Python received but could not act on (it
 // landed just before a blocking call such as the sleep itself) is sent again every 250 ms, at most 8
 // times, until Python's handler has run (Note [Interrupt retry], python_runtime.cpp); one that Python or

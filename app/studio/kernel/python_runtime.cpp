@@ -235,7 +235,7 @@ void PythonRuntime::reset() {
 void PythonRuntime::discard_pending_interrupt() {
   // Something else (a test framework, a GUI toolkit, a cell's own signal.signal) may have replaced the
   // process's SIGINT action: the kernel's interrupt needs Python's. Called between cells only, so the
-  // extension's LongCall handler (engine/python/src/interrupt.cpp) is never active here.
+  // extension's LongCall handler (python/src/interrupt.cpp) is never active here.
   struct sigaction current {};
   sigaction(SIGINT, nullptr, &current);
   if (current.sa_handler != python_sigint_.sa_handler) sigaction(SIGINT, &python_sigint_, nullptr);

@@ -34,7 +34,7 @@
 //   copy from pinned memory (pin_memory below), which is only queued. Backward nodes run on the
 //   stream their forward op ran on (Note [Backward streams] in engine/src/autograd).
 // - Tensors' memory comes from a caching allocator per device (PyTorch's block sizes, see
-//   kernels/cuda/caching_allocator.h) that reports the same memory events and categories as
+//   engine/src/memory/caching_allocator.h) that reports the same memory events and categories as
 //   the CPU allocator. A block belongs to the stream current when it was allocated; a tensor
 //   used on another stream needs record_stream(tensor, stream) before it is freed, or its
 //   memory may be reused while that stream still reads it.

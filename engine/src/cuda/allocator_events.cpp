@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "launch.h"
+#include "cuda/launch.h"
 
 namespace rt::cuda {
 namespace {

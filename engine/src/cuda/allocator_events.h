@@ -1,4 +1,4 @@
-// kernels/cuda/allocator_events.h — the CUDA events behind SegmentSource's event calls, shared by
+// engine/src/cuda/allocator_events.h — the CUDA events behind SegmentSource's event calls, shared by
 // CudaSegmentSource (device memory) and CudaPinnedSource (pinned host memory).
 //
 //   void* e = rt::cuda::allocator_event_record(stream, "caching allocator");  // on the current device

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "allocator_events.h"
-#include "launch.h"
+#include "cuda/launch.h"
 #include "rt/error.h"
 
 namespace rt::cuda {

@@ -1,4 +1,4 @@
-// kernels/cuda/cuda_pinned_source.h — a CachingAllocator's segments of page-locked host memory.
+// engine/src/cuda/cuda_pinned_source.h — a CachingAllocator's segments of page-locked host memory.
 //
 //   rt::cuda::CudaPinnedSource source;          // cudaHostAlloc / cudaFreeHost
 //   rt::cuda::CachingAllocator pinned(source);  // blocks of host memory a GPU copies from directly
@@ -17,7 +17,7 @@
 #pragma once
 #include <cstddef>
 
-#include "caching_allocator.h"
+#include "memory/caching_allocator.h"
 
 namespace rt::cuda {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "allocator_events.h"
-#include "launch.h"
+#include "cuda/launch.h"
 #include "rt/error.h"
 
 namespace rt::cuda {

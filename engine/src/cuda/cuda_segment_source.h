@@ -1,4 +1,4 @@
-// kernels/cuda/cuda_segment_source.h — a CachingAllocator's segments from cudaMalloc on one device.
+// engine/src/cuda/cuda_segment_source.h — a CachingAllocator's segments from cudaMalloc on one device.
 //
 //   rt::cuda::CudaSegmentSource source(0, &my_current_stream);  // throws rt::DeviceError when cuda:0 is unusable
 //   rt::cuda::CachingAllocator alloc(source);  // keep the source alive as long as the allocator
@@ -15,7 +15,7 @@
 #pragma once
 #include <cstddef>
 
-#include "caching_allocator.h"
+#include "memory/caching_allocator.h"
 
 namespace rt::cuda {
 

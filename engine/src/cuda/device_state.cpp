@@ -11,8 +11,8 @@
 #include <mutex>
 #include <vector>
 
-#include "../../kernels/cuda/caching_allocator.h"
-#include "../../kernels/cuda/cuda_segment_source.h"
+#include "memory/caching_allocator.h"
+#include "cuda/cuda_segment_source.h"
 #include "../../kernels/cuda/launch.h"
 #include "cuda/backend.h"
 #include "rt/cuda.h"

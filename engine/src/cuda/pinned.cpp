@@ -4,8 +4,8 @@
 #include <mutex>
 
 #include "../../kernels/cpu/loops.h"
-#include "../../kernels/cuda/caching_allocator.h"
-#include "../../kernels/cuda/cuda_pinned_source.h"
+#include "memory/caching_allocator.h"
+#include "cuda/cuda_pinned_source.h"
 #include "cuda/backend.h"
 #include "cuda/device_state.h"
 #include "rt/cuda.h"

@@ -34,6 +34,11 @@ const Probe& probe() {
       r.reason = "no CUDA device: the driver reports none; check nvidia-smi and CUDA_VISIBLE_DEVICES";
     }
     r.count = e == cudaSuccess ? n : 0;
+#ifdef RT_CUDA_EMULATED
+    if (r.count == 0)
+      r.reason += ". This build runs the CUDA kernels on the CPU emulator, for tests (kernels/cuda_emulator/): "
+                  "RT_CUDA_EMULATED_DEVICES=1 gives it one emulated device; a GPU machine builds them with nvcc";
+#endif
     return r;
   }();
   return p;

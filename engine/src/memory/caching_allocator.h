@@ -1,4 +1,4 @@
-// kernels/cuda/caching_allocator.h — a caching device allocator with PyTorch's block sizes.
+// engine/src/memory/caching_allocator.h — a caching device allocator with PyTorch's block sizes.
 //
 //   rt::cuda::CudaSegmentSource source(0);            // cudaMalloc/cudaFree on cuda:0
 //   rt::cuda::CachingAllocator alloc(source);         // the source must outlive the allocator

@@ -1,5 +1,5 @@
 // Internal: how allocators report memory events (engine/src/allocator.cpp defines it).
-// The CPU allocator and the CUDA caching allocator (kernels/cuda/caching_allocator.cpp) call it
+// The CPU allocator and the CUDA caching allocator (engine/src/memory/caching_allocator.cpp) call it
 // for every block they hand out or take back; it costs one relaxed atomic load when nothing
 // observes. See Note [Memory categories] in engine/src/allocator.cpp.
 #pragma once

@@ -85,7 +85,7 @@ void index_selects(OpCheck& check) {
              .tol = Tol::Exact, .fn = one([](const TensorList& in, Device) { return rt::index_select(in[0], 0, in[1]); })});
   check.run({.op = "index_select", .variant = "0-dim input and index", .inputs = {randn_t({}), randint_t(0, 1, {})}, .grad = {true, false},
              .tol = Tol::Exact, .fn = one([](const TensorList& in, Device) { return rt::index_select(in[0], 0, in[1]); })});
-  // x[idx0, :, idx1] as Python's advanced indexing computes it (engine/python/src/indexing.cpp):
+  // x[idx0, :, idx1] as Python's advanced indexing computes it (python/src/indexing.cpp):
   // permute the indexed dims to the front, flatten them, index_select with the linear index.
   check.run({.op = "index_select", .variant = "advanced indexing x[i, :, j]", .inputs = {randn_t({4, 3, 5}), randint_t(0, 4, {6}), randint_t(0, 5, {6})},
              .grad = {true, false, false}, .tol = Tol::Reduction, .fn = one([](const TensorList& in, Device) {

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/caching_allocator.h"
+#include "memory/caching_allocator.h"
 
 class HostSegmentSource final : public rt::cuda::SegmentSource {
  public:
