@@ -2,9 +2,28 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <sstream>
 
 namespace rt::studio {
+namespace {
+
+// Paths from the command line are made absolute while parsing, before any thread starts: the
+// notebook's interpreter runs cells in the notebook's folder (os.chdir, process-wide), so a relative
+// path resolved later on the GUI thread would be resolved against that folder instead.
+std::string absolute(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
+}
+
+// --session DB[:N]: only the store's path is a path.
+std::string absolute_session(const std::string& spec) {
+  const auto colon = spec.rfind(':');
+  const bool has_id = colon != std::string::npos && colon + 1 < spec.size() &&
+                      spec.find_first_not_of("0123456789", colon + 1) == std::string::npos;
+  return has_id ? absolute(spec.substr(0, colon)) + spec.substr(colon) : absolute(spec);
+}
+
+}  // namespace
 
 StudioOptions parse_command_line(int argc, char** argv) {
   StudioOptions options;
@@ -99,6 +118,9 @@ StudioOptions parse_command_line(int argc, char** argv) {
   if (options.run_all && options.notebook.empty())
     throw CommandLineExit(2, "rtorch-studio: --run-all needs a notebook to run: rtorch-studio --run-all NOTEBOOK.ipynb\n"
                              "(for a run without a window use --execute IN.ipynb --output OUT.ipynb)\n");
+  for (std::string* path : {&options.notebook, &options.execute_input, &options.execute_output, &options.render_trace})
+    *path = absolute(*path);
+  options.render_session = absolute_session(options.render_session);
   return options;
 }
 

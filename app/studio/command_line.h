@@ -8,6 +8,9 @@
 //
 //   StudioOptions options = parse_command_line(argc, argv);   // throws CommandLineExit for help/version/errors
 //
+// Every path in the result is absolute, resolved against the directory the studio started in, before any
+// thread starts (the notebook's interpreter later runs cells in the notebook's folder).
+//
 // Test and benchmark hooks (documented in --help under "Testing"): --exit-after-shown prints the time to the
 // first painted frame and quits (with --idle-ms N it first waits for the kernel to start and stay idle N ms, then
 // prints the resident memory; with --run-all too, that is the memory after the whole notebook ran); --autosave-interval-ms sets the autosave period (default 30000). Parsing needs no

@@ -66,7 +66,7 @@ class MainWindow : public QMainWindow {
 
   // [Document] Each returns false when the user cancelled or the operation failed (and was reported).
   void new_notebook();                       // no question when the current one is unmodified
-  bool open_file(const QString& path);       // absolute or relative to the current directory
+  bool open_file(const QString& path);       // absolute: the interpreter may change the process's directory
   bool open_with_dialog();
   bool save();                               // Save As dialog while untitled
   bool save_as(const QString& path);         // empty: ask with a file dialog

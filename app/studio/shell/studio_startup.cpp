@@ -54,8 +54,8 @@ void StudioSession::start() {
 }
 
 void StudioSession::open_initial_notebook() {
-  const QString requested =
-      options_.notebook.empty() ? QString() : QFileInfo(QString::fromStdString(options_.notebook)).absoluteFilePath();
+  // Absolute already (parse_command_line): the interpreter has changed the process's directory by now.
+  const QString requested = QString::fromStdString(options_.notebook);
   RecoveryStore& store = window_->autosaver().store();
   if (std::optional<RecoveredNotebook> recovered = offer_recovery(window_.get(), store, requested)) {
     const std::string key = recovered->key;
@@ -104,7 +104,10 @@ void StudioSession::watch_for_exit_after_shown() {
       if (*idle_since < 0) *idle_since = clock->elapsed();
       if (clock->elapsed() - *idle_since < options_.idle_ms_before_exit) return;
       poll->stop();
-      std::printf("rtorch-studio: idle resident memory %.1f MiB (kernel %s)\n", resident_mib(), to_string(state));
+      const NotebookDocument* doc = window_->document();
+      const std::string notebook = doc && !doc->path().empty() ? doc->path().string() : std::string("untitled");
+      std::printf("rtorch-studio: idle resident memory %.1f MiB (kernel %s, notebook %s, %zu cells)\n", resident_mib(),
+                  to_string(state), notebook.c_str(), doc ? doc->cell_count() : std::size_t{0});
       std::fflush(stdout);
       // exit(), not quit(): Qt 6's quit() first closes the windows, and a notebook the run changed would ask
       // whether to save it. This hook measures and leaves; the recovery copy keeps the edits.

@@ -140,6 +140,23 @@ def test_exit_after_shown_reports_the_first_frame(tmp_path):
     assert "idle resident memory" in r.stdout
 
 
+def test_run_sh_command_line_from_the_repository_root(tmp_path):
+    # scripts/run.sh runs `build/bin/rtorch-studio samples/notebooks/quickstart.ipynb` from the repository root:
+    # a relative path, while the interpreter thread changes the process's directory to the notebook's folder.
+    root = os.environ["RT_SOURCE_DIR"]
+    run_sh = open(os.path.join(root, "scripts", "run.sh")).read()
+    assert "notebook=samples/notebooks/quickstart.ipynb" in run_sh
+    env = dict(os.environ, OMP_NUM_THREADS="2", QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "config"),
+               RT_STUDIO_RECOVERY_DIR=str(tmp_path / "recovery"), RT_STUDIO_AUTO_ANSWER="problem=OK")
+    r = subprocess.run([STUDIO, "samples/notebooks/quickstart.ipynb", "--exit-after-shown", "--idle-ms", "300"],
+                       cwd=root, capture_output=True, text=True, env=env, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "prompt problem" not in r.stderr, r.stderr
+    quickstart = os.path.join(root, "samples", "notebooks", "quickstart.ipynb")
+    cells = len(nbformat.read(quickstart, as_version=4).cells)
+    assert f"notebook {quickstart}, {cells} cells)" in r.stdout, r.stdout
+
+
 def test_run_all_runs_every_cell_in_the_window(tmp_path):
     marker = tmp_path / "ran.txt"
     nb = write_notebook(tmp_path / "two.ipynb", f"open({str(marker)!r}, 'w').write('first')",
