@@ -111,14 +111,14 @@ TEST_CASE("levels are rebuilt from the intervals, not from the recorded depth") 
   b.op("child", 10, 40).depth = 0;
   b.op("grandchild", 20, 30);
   b.op("child2", 40, 90);  // starts where child ends: a sibling
-  b.op("zero", 90, 90);    // zero width at child2's end: its child
+  b.op("zero", 90, 90);    // zero width at child2's end: its sibling (Note [Nesting clamp])
   b.op("next", 100, 150);
   const TimelineModel m(b.shared());
   const Track& t = m.tracks().at(0);
   REQUIRE(t.levels.size() == 3);
   REQUIRE(t.levels[0].starts == std::vector<int64_t>{0, 100});
-  REQUIRE(t.levels[1].starts == std::vector<int64_t>{10, 40});
-  REQUIRE(t.levels[2].starts == std::vector<int64_t>{20, 90});
+  REQUIRE(t.levels[1].starts == std::vector<int64_t>{10, 40, 90});
+  REQUIRE(t.levels[2].starts == std::vector<int64_t>{20});
   REQUIRE(m.warnings().empty());
   require_well_nested(t);
 

@@ -13,7 +13,7 @@ std::vector<OpStats> key_averages(const SessionData& data, bool group_by_input_s
     const OpRecord& op = data.ops[i];
     OpStats& s = groups[{op.name, group_by_input_shape ? op.input_shapes : StringId(0)}];
     s.calls += 1;
-    s.total_ns += std::max<int64_t>(0, op.end_ns - op.start_ns);
+    s.total_ns += timing[i].end_ns - op.start_ns;  // clamped like the exported trace and the timeline
     s.self_ns += timing[i].self_ns;
     s.self_device_ns += timing[i].self_device_ns;
     s.device_total_ns += timing[i].device_total_ns;

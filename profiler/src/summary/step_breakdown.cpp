@@ -28,8 +28,9 @@ std::vector<bool> outermost(const SessionData& data, const std::vector<OpTiming>
   return out;
 }
 
-int64_t clipped(const OpRecord& op, const StepRecord& step) {
-  return std::max<int64_t>(0, std::min(op.end_ns, step.end_ns) - std::max(op.start_ns, step.start_ns));
+// The part of the op, clamped into its parent (Note [Nesting clamp] in rt/prof/nesting.h), inside the step.
+int64_t clipped(const OpRecord& op, const OpTiming& timing, const StepRecord& step) {
+  return std::max<int64_t>(0, std::min(timing.end_ns, step.end_ns) - std::max(op.start_ns, step.start_ns));
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ std::vector<StepBreakdown> step_breakdown(const SessionData& data) {
     b.wall_ns = std::max<int64_t>(0, step.end_ns - step.start_ns);
     std::map<std::string, int64_t> by_name;
     for (size_t i = 0; i < data.ops.size(); ++i) {
-      const int64_t inside = clipped(data.ops[i], step);
+      const int64_t inside = clipped(data.ops[i], timing[i], step);
       if (inside == 0) continue;
       if (timing[i].parent < 0) {
         b.op_ns += inside;

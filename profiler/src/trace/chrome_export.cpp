@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "rt/prof/chrome_trace.h"
+#include "rt/prof/nesting.h"
 #include "trace/json_writer.h"
-#include "trace/nesting.h"
 #include "trace/shape_text.h"
 #include "trace/trace_names.h"
 
@@ -17,7 +17,6 @@ namespace rt::prof {
 namespace {
 
 using trace::JsonWriter;
-using trace::Slice;
 
 constexpr uint32_t kGpuSliceFlag = 0x80000000u;
 constexpr uint64_t kProgressEvery = 1u << 18;
@@ -176,20 +175,17 @@ class ChromeExporter {
   }
 
   void write_cpu_slices() {
-    std::unordered_map<uint64_t, std::vector<Slice>> per_thread;
-    for (uint32_t i = 0; i < s_.ops.size(); ++i) {
-      const auto& op = s_.ops[i];
-      per_thread[op.thread].push_back({op.start_ns, op.end_ns, op.depth, 0, i});
-    }
+    std::unordered_map<uint64_t, std::vector<NestedSlice>> per_thread;
+    for (uint32_t i = 0; i < s_.ops.size(); ++i) per_thread[s_.ops[i].thread].push_back(slice_of(s_.ops[i], i));
     for (uint32_t i = 0; i < s_.gpu.size(); ++i) {
       const auto& g = s_.gpu[i];
-      if (is_cpu_side(g.kind)) per_thread[g.thread].push_back({g.start_ns, g.end_ns, 1 << 30, 0, i | kGpuSliceFlag});
+      if (is_cpu_side(g.kind)) per_thread[g.thread].push_back(slice_of(g, i | kGpuSliceFlag));
     }
     for (const auto& t : cpu_threads_) {
       auto it = per_thread.find(t.thread);
       if (it == per_thread.end()) continue;
       auto& slices = it->second;
-      clamped_ += trace::nest_strictly(slices);
+      clamped_ += nest_slices(slices).clamped;  // Note [Nesting clamp]
       for (const auto& sl : slices) {
         if (sl.index & kGpuSliceFlag) write_gpu_slice(s_.gpu[sl.index & ~kGpuSliceFlag], cpu_pid_, t.tid, sl.end);
         else write_op(s_.ops[sl.index], t.tid, sl.end);
@@ -258,9 +254,9 @@ class ChromeExporter {
   }
 
   void write_steps() {
-    std::vector<Slice> slices;
-    for (uint32_t i = 0; i < s_.steps.size(); ++i) slices.push_back({s_.steps[i].start_ns, s_.steps[i].end_ns, 0, 0, i});
-    clamped_ += trace::nest_strictly(slices);
+    std::vector<NestedSlice> slices;
+    for (uint32_t i = 0; i < s_.steps.size(); ++i) slices.push_back(slice_of(s_.steps[i], i));
+    clamped_ += nest_slices(slices).clamped;
     for (const auto& sl : slices) {
       const auto& st = s_.steps[sl.index];
       open('X', trace::kCatUserRange, fmt::format("{}{}", trace::kStepPrefix, st.step), cpu_pid_);
@@ -272,13 +268,13 @@ class ChromeExporter {
   }
 
   void write_gpu_slices() {
-    std::map<std::pair<int32_t, int32_t>, std::vector<Slice>> per_stream;
+    std::map<std::pair<int32_t, int32_t>, std::vector<NestedSlice>> per_stream;
     for (uint32_t i = 0; i < s_.gpu.size(); ++i) {
       const auto& g = s_.gpu[i];
-      if (!is_cpu_side(g.kind)) per_stream[{g.device, g.stream}].push_back({g.start_ns, g.end_ns, 0, 0, i});
+      if (!is_cpu_side(g.kind)) per_stream[{g.device, g.stream}].push_back(slice_of(g, i));
     }
     for (auto& [track, slices] : per_stream) {
-      clamped_ += trace::nest_strictly(slices);
+      clamped_ += nest_slices(slices).clamped;
       for (const auto& sl : slices) write_gpu_slice(s_.gpu[sl.index], track.first, track.second, sl.end);
     }
   }

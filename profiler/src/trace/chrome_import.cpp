@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "rt/prof/chrome_trace.h"
+#include "rt/prof/nesting.h"
 #include "trace/event_parser.h"
 #include "trace/event_stream.h"
-#include "trace/nesting.h"
 #include "trace/trace_names.h"
 
 namespace rt::prof {
@@ -119,10 +119,10 @@ class SessionBuilder {
         complete_on(t, opened, p.start, std::max(max_ts_, p.start));
       }
     SessionData& s = out_.session;
-    std::unordered_map<uint64_t, std::vector<trace::Slice>> per_thread;
-    for (uint32_t i = 0; i < s.ops.size(); ++i) per_thread[s.ops[i].thread].push_back({s.ops[i].start_ns, s.ops[i].end_ns, 0, 0, i});
+    std::unordered_map<uint64_t, std::vector<NestedSlice>> per_thread;
+    for (uint32_t i = 0; i < s.ops.size(); ++i) per_thread[s.ops[i].thread].push_back(slice_of(s.ops[i], i));
     for (auto& [thread, slices] : per_thread) {
-      report_.clamped_slices += trace::nest_strictly(slices);
+      report_.clamped_slices += nest_slices(slices).clamped;  // Note [Nesting clamp]
       for (const auto& sl : slices) { s.ops[sl.index].end_ns = sl.end; s.ops[sl.index].depth = sl.depth; }
     }
     std::stable_sort(s.ops.begin(), s.ops.end(), [](const OpRecord& a, const OpRecord& b) {

@@ -1,30 +1,61 @@
-#include "trace/nesting.h"
+#include "rt/prof/nesting.h"
 
 #include <algorithm>
 
-namespace rt::prof::trace {
+namespace rt::prof {
 
-uint64_t nest_strictly(std::vector<Slice>& slices) {
-  for (auto& s : slices) s.end = std::max(s.end, s.start);
-  std::sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
+namespace {
+
+// CUDA runtime and driver calls sort after every op with the same interval: inside the op that made them.
+constexpr int32_t kRuntimeCallRank = 1 << 30;
+
+}  // namespace
+
+NestingRepairs nest_slices(std::vector<NestedSlice>& slices) {
+  NestingRepairs repairs;
+  for (NestedSlice& s : slices) {
+    if (s.end < s.start) {
+      s.end = s.start;
+      ++repairs.end_before_start;
+    }
+  }
+  std::sort(slices.begin(), slices.end(), [](const NestedSlice& a, const NestedSlice& b) {
     if (a.start != b.start) return a.start < b.start;
     if (a.end != b.end) return a.end > b.end;
     if (a.rank != b.rank) return a.rank < b.rank;
     return a.index < b.index;
   });
-  uint64_t clamped = 0;
-  std::vector<int64_t> open_ends;
-  for (auto& s : slices) {
-    while (!open_ends.empty() && open_ends.back() <= s.start)
-      open_ends.pop_back();
-    if (!open_ends.empty() && s.end > open_ends.back()) {
-      s.end = open_ends.back();
-      ++clamped;
+  std::vector<int32_t> open;  // positions of the open slices, innermost last
+  for (size_t i = 0; i < slices.size(); ++i) {
+    NestedSlice& s = slices[i];
+    while (!open.empty() && slices[size_t(open.back())].end <= s.start) open.pop_back();
+    s.parent = open.empty() ? -1 : open.back();
+    if (s.parent >= 0) {
+      NestedSlice& parent = slices[size_t(s.parent)];
+      if (s.end > parent.end) {
+        s.end = parent.end;
+        ++repairs.clamped;
+      }
+      parent.self_ns -= s.end - s.start;
     }
-    s.depth = int32_t(open_ends.size());
-    open_ends.push_back(s.end);
+    s.depth = int32_t(open.size());
+    s.self_ns = s.end - s.start;
+    open.push_back(int32_t(i));
   }
-  return clamped;
+  return repairs;
 }
 
-}  // namespace rt::prof::trace
+NestedSlice slice_of(const OpRecord& op, uint32_t index) {
+  return {.start = op.start_ns, .end = op.end_ns, .index = index, .rank = op.depth};
+}
+
+NestedSlice slice_of(const GpuActivityRecord& activity, uint32_t index) {
+  const bool call = activity.kind == GpuActivityKind::Runtime || activity.kind == GpuActivityKind::Driver;
+  return {.start = activity.start_ns, .end = activity.end_ns, .index = index, .rank = call ? kRuntimeCallRank : 0};
+}
+
+NestedSlice slice_of(const StepRecord& step, uint32_t index) {
+  return {.start = step.start_ns, .end = step.end_ns, .index = index};
+}
+
+}  // namespace rt::prof

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "timeline/nesting.h"
+#include "rt/prof/nesting.h"
 
 namespace rt::viz {
 
@@ -33,35 +33,53 @@ void set_extent(Track& t) {
   }
 }
 
-Track interval_track(TrackId id, std::string name, std::vector<Interval> events, BuiltTracks& out) {
-  NestingRepairs repairs;
+// One track's events: slices for rt::prof::nest_slices, whose index is a position in `events`.
+struct TrackEvents {
+  std::vector<prof::NestedSlice> slices;
+  std::vector<std::pair<uint32_t, EventSource>> events;  // (record, source)
+  void add(prof::NestedSlice slice, EventSource source) {
+    events.emplace_back(slice.index, source);
+    slice.index = uint32_t(events.size() - 1);
+    slices.push_back(slice);
+  }
+};
+
+// Levels by depth from the shared nesting (Note [Nesting clamp] in rt/prof/nesting.h): the slices come
+// parent-first, sorted by start, so every level is sorted by start too.
+Track interval_track(TrackId id, std::string name, TrackEvents events, BuiltTracks& out) {
+  const prof::NestingRepairs repairs = prof::nest_slices(events.slices);
+  out.end_before_start += repairs.end_before_start;
+  out.overlaps += repairs.clamped;
   Track t;
   t.id = id;
   t.name = std::move(name);
-  t.levels = nest_into_levels(std::move(events), repairs);
-  out.end_before_start += repairs.end_before_start;
-  out.overlaps += repairs.overlaps;
+  for (const prof::NestedSlice& s : events.slices) {
+    if (t.levels.size() <= size_t(s.depth)) t.levels.resize(size_t(s.depth) + 1);
+    TrackLevel& level = t.levels[size_t(s.depth)];
+    level.starts.push_back(s.start);
+    level.ends.push_back(s.end);
+    level.records.push_back(events.events[s.index].first);
+    level.sources.push_back(events.events[s.index].second);
+  }
   set_extent(t);
   return t;
 }
 
 void add_step_track(const prof::SessionData& data, BuiltTracks& out) {
   if (data.steps.empty()) return;
-  std::vector<Interval> steps;
+  TrackEvents steps;
   for (size_t i = 0; i < data.steps.size(); ++i)
-    steps.push_back({data.steps[i].start_ns, data.steps[i].end_ns, uint32_t(i), EventSource::Step});
+    steps.add(prof::slice_of(data.steps[i], uint32_t(i)), EventSource::Step);
   out.tracks.push_back(interval_track({TrackKind::Steps, 0, 0}, "steps", std::move(steps), out));
 }
 
 void add_thread_tracks(const prof::SessionData& data, BuiltTracks& out) {
-  std::unordered_map<uint64_t, std::vector<Interval>> by_thread;
-  for (size_t i = 0; i < data.ops.size(); ++i) {
-    const prof::OpRecord& op = data.ops[i];
-    by_thread[op.thread].push_back({op.start_ns, op.end_ns, uint32_t(i), EventSource::Op});
-  }
+  std::unordered_map<uint64_t, TrackEvents> by_thread;
+  for (size_t i = 0; i < data.ops.size(); ++i)
+    by_thread[data.ops[i].thread].add(prof::slice_of(data.ops[i], uint32_t(i)), EventSource::Op);
   for (size_t i = 0; i < data.gpu.size(); ++i) {
     const prof::GpuActivityRecord& g = data.gpu[i];
-    if (on_thread_track(g.kind)) by_thread[g.thread].push_back({g.start_ns, g.end_ns, uint32_t(i), EventSource::Gpu});
+    if (on_thread_track(g.kind)) by_thread[g.thread].add(prof::slice_of(g, uint32_t(i)), EventSource::Gpu);
   }
   std::unordered_map<uint64_t, const prof::ThreadRecord*> records;
   for (const prof::ThreadRecord& r : data.threads) records.emplace(r.thread, &r);
@@ -70,7 +88,7 @@ void add_thread_tracks(const prof::SessionData& data, BuiltTracks& out) {
   for (auto& [thread, events] : by_thread) {
     std::string name;
     if (auto it = records.find(thread); it == records.end()) {
-      out.unknown_thread_events += events.size();
+      out.unknown_thread_events += events.slices.size();
     } else {
       name = data.strings.at(it->second->name);
     }
@@ -84,11 +102,10 @@ void add_thread_tracks(const prof::SessionData& data, BuiltTracks& out) {
 }
 
 void add_stream_tracks(const prof::SessionData& data, BuiltTracks& out) {
-  std::map<std::pair<int32_t, int32_t>, std::vector<Interval>> by_stream;
+  std::map<std::pair<int32_t, int32_t>, TrackEvents> by_stream;
   for (size_t i = 0; i < data.gpu.size(); ++i) {
     const prof::GpuActivityRecord& g = data.gpu[i];
-    if (on_stream_track(g.kind))
-      by_stream[{g.device, g.stream}].push_back({g.start_ns, g.end_ns, uint32_t(i), EventSource::Gpu});
+    if (on_stream_track(g.kind)) by_stream[{g.device, g.stream}].add(prof::slice_of(g, uint32_t(i)), EventSource::Gpu);
   }
   for (auto& [key, events] : by_stream) {
     const TrackId id{TrackKind::GpuStream, uint64_t(uint32_t(key.first)), key.second};

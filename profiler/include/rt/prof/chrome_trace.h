@@ -17,7 +17,7 @@
 //   thread that made them. If a device index equals the CPU pid, the CPU pid moves to pid + 2^20.
 // - Ops, backward nodes, user ranges and runtime calls are "X" slices that nest strictly per thread after
 //   rounding: a child that would end after its parent (overlap in the input, or rounding) is clamped to
-//   the parent's end. See Note [Nesting clamp] in src/trace/nesting.h.
+//   the parent's end. See Note [Nesting clamp] in rt/prof/nesting.h.
 // - Flows: "ac2g" (id = CUPTI correlation id) from the runtime launch (or the op whose correlation_id is
 //   the kernel's external_id) to the kernel; "fwdbwd" (id = sequence_nr) from the first op with a sequence
 //   number to the BackwardNode with the same one. Every "s" has its "f" ("bp":"e").

@@ -10,15 +10,16 @@
 //   auto diff = rt::prof::compare_sessions(before, after);  // largest change first
 //
 // Contracts
-// - Self time = an op's duration minus the time of its direct children on the same thread.
-//   Nesting is rebuilt from the intervals (not from OpRecord::depth), so imported traces whose
-//   slices overlap by rounding still give self <= total; a child sticking out of its parent only
-//   counts the part inside it.
+// - Self time = an op's duration minus the durations of its direct children on the same thread.
+//   Nesting is rebuilt from the intervals (not from OpRecord::depth) by rt::prof::nest_slices, as in
+//   the exported trace and the timeline (Note [Nesting clamp] in rt/prof/nesting.h): a child sticking
+//   out of its parent is clamped to end with it, so its total and self time count only the part inside,
+//   and self <= total.
 // - Every op kind counts (engine ops, backward nodes, user ranges), like PyTorch's table.
 // - Device time: GPU kernels, memcpys and memsets whose external_id equals an op's non-zero
 //   correlation_id are that op's self device time; device total adds its descendants'.
 // - Op memory (OpStats::*_memory_bytes): each memory event belongs to the innermost op open on its
-//   thread at its time (start <= time <= end); allocations add, frees subtract.
+//   thread at its time (start <= time <= clamped end); allocations add, frees subtract.
 // - Memory: frees are attributed to the category of the allocation at the same (device, address)
 //   when it was seen, so a free recorded with a wrong category cannot skew the per-category totals.
 #pragma once

@@ -20,9 +20,11 @@
 //   calls (GpuActivityRecord Runtime/Driver) on the thread that made them. GPU tracks hold kernels,
 //   memcpys and memsets; synchronization records are not drawn. Counter tracks hold samples, not
 //   intervals (their levels are empty); the step track holds one event per StepRecord.
-// - Levels are rebuilt from the intervals, not from OpRecord::depth: on a track, an event that
-//   starts inside another and ends at or before its end is its child. Within a level events are
-//   sorted by start and do not overlap, so starts and ends are both non-decreasing.
+// - Levels are rebuilt from the intervals, not from OpRecord::depth, by rt::prof::nest_slices, as in
+//   the exported trace and the key_averages table (Note [Nesting clamp] in rt/prof/nesting.h): on a
+//   track, an event that starts at or after another's start and before its end is its child; one that
+//   starts where another ends, zero width included, is its sibling. Within a level events are sorted by
+//   start and do not overlap, so starts and ends are both non-decreasing.
 // - Repairs (each counted in warnings()): end < start -> end = start; an event that starts inside
 //   another but ends after it is clamped to end with it ("overlapping events repaired"); an op or
 //   runtime call on a thread without a ThreadRecord gets a track named "thread <id>".

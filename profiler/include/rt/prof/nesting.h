@@ -1,0 +1,65 @@
+// rt/prof/nesting.h — the one rule that turns the intervals of one track (a thread's ops and CUDA runtime
+// calls, a GPU stream, the steps) into a strict tree: depth, direct parent, clamped end and self time. The
+// Chrome-trace exporter and importer, the summaries (key_averages, step_breakdown) and the timeline's track
+// builder all call it, so the table, the timeline and the exported trace agree on overlapping, rounded or
+// otherwise malformed input.
+//
+//   std::vector<rt::prof::NestedSlice> slices;
+//   for (uint32_t i = 0; i < data.ops.size(); ++i)
+//     if (data.ops[i].thread == thread) slices.push_back(rt::prof::slice_of(data.ops[i], i));
+//   const rt::prof::NestingRepairs repairs = rt::prof::nest_slices(slices);  // sorts parent-first
+//   for (const rt::prof::NestedSlice& s : slices) {
+//     const int64_t parent_op = s.parent < 0 ? -1 : int64_t(slices[size_t(s.parent)].index);
+//     fmt::print("op {}: depth {}, parent op {}, [{}, {}], self {} ns\n", s.index, s.depth, parent_op, s.start,
+//                s.end, s.self_ns);
+//   }
+//   fmt::print("{} ends clamped, {} negative lengths\n", repairs.clamped, repairs.end_before_start);
+//
+// Note [Nesting clamp]
+// Chrome-trace viewers build a slice stack per thread; a slice that starts inside another but ends after
+// it breaks that stack (Perfetto reports "slice ended after parent", chrome://tracing drops or misdraws
+// it). Traces hit this when timestamps are rounded to microseconds (PyTorch's legacy exporter) or when
+// clocks are read in an order that lets a child end a few ns after its parent. We sort a track's slices
+// by (start ascending, end descending, rank ascending, index ascending) so parents come first, keep a
+// stack of open ends, and shorten any slice that would outlive the innermost open slice to end with it.
+// Starts never move, so flow events bound to a slice's start stay inside it. The details, which every
+// consumer shares:
+// - A slice whose end precedes its start is zero-length.
+// - An open slice closes when it ends at or before the next slice's start, as Perfetto and
+//   chrome://tracing close them: a slice starting where another ends is its sibling, a zero-length one
+//   included; a zero-length slice at another's start is its child.
+// - Of two slices with equal start and end the lower rank is the parent (slice_of: an op's recorded
+//   depth; CUDA runtime and driver calls inside the op that made them), then the lower index.
+// - Self time is the clamped duration minus the clamped durations of the direct children.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "rt/prof/events.h"
+
+namespace rt::prof {
+
+struct NestedSlice {
+  int64_t start = 0;
+  int64_t end = 0;      // in: recorded end; out: clamped end, never before start
+  uint32_t index = 0;   // in: the caller's record index, carried through the sort
+  int32_t rank = 0;     // in: tie-break for equal start and end, lower is the parent
+  int32_t depth = 0;    // out: number of enclosing slices
+  int32_t parent = -1;  // out: position of the direct parent in the sorted vector; -1 at the top
+  int64_t self_ns = 0;  // out: end - start minus the durations of the direct children
+};
+
+struct NestingRepairs {
+  uint64_t clamped = 0;           // ends shortened to their parent's end
+  uint64_t end_before_start = 0;  // ends moved up to their start
+};
+
+// Sorts one track's `slices` parent-first and fills end, depth, parent and self_ns (Note [Nesting clamp]).
+NestingRepairs nest_slices(std::vector<NestedSlice>& slices);
+
+// A record's slice with the rank every consumer gives it (Note [Nesting clamp]).
+NestedSlice slice_of(const OpRecord& op, uint32_t index);
+NestedSlice slice_of(const GpuActivityRecord& activity, uint32_t index);
+NestedSlice slice_of(const StepRecord& step, uint32_t index);
+
+}  // namespace rt::prof
