@@ -11,7 +11,9 @@
 // device side of the transfer lies inside a live cudaMalloc block, which a GPU would fault on.
 //
 // Settings, read from the environment:
-//   RT_CUDA_EMULATED_DEVICES=1..8   devices (1 when unset), read once, at the first call;
+//   RT_CUDA_EMULATED_DEVICES=0..8   devices (none when unset: a build that emulates CUDA behaves like a
+//                                   machine without a GPU, cudaErrorNoDevice, until a test asks for
+//                                   devices), read once, at the first call;
 //   RT_CUDA_EMULATED_MEMORY_MB=N    each device's capacity (8 GiB when unset), read at every
 //                                   cudaMalloc / cudaMemGetInfo / cudaGetDeviceProperties, so a
 //                                   test may shrink it; a device over the new capacity has none free.
@@ -67,16 +69,18 @@ bool parse_integer(const char* text, long long& value) {
 
 struct DeviceSetup {
   int count = 0;
-  cudaError_t status = cudaSuccess;  // cudaErrorInitializationError when RT_CUDA_EMULATED_DEVICES is malformed
+  // cudaErrorNoDevice with no devices; cudaErrorInitializationError when RT_CUDA_EMULATED_DEVICES is malformed
+  cudaError_t status = cudaSuccess;
 };
 
 const DeviceSetup& device_setup() {
   static const DeviceSetup setup = [] {
     const char* text = std::getenv("RT_CUDA_EMULATED_DEVICES");
-    if (!text) return DeviceSetup{1, cudaSuccess};
+    if (!text) return DeviceSetup{0, cudaErrorNoDevice};
     long long n = 0;
-    if (parse_integer(text, n) && n >= 1 && n <= kMaxDevices) return DeviceSetup{int(n), cudaSuccess};
-    std::fprintf(stderr, "CUDA emulator: RT_CUDA_EMULATED_DEVICES=\"%s\" is not a device count from 1 to %d\n", text,
+    if (parse_integer(text, n) && n >= 0 && n <= kMaxDevices)
+      return DeviceSetup{int(n), n == 0 ? cudaErrorNoDevice : cudaSuccess};
+    std::fprintf(stderr, "CUDA emulator: RT_CUDA_EMULATED_DEVICES=\"%s\" is not a device count from 0 to %d\n", text,
                  kMaxDevices);
     return DeviceSetup{0, cudaErrorInitializationError};
   }();

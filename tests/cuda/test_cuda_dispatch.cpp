@@ -59,6 +59,8 @@ TEST_CASE("without a device: unavailable, with the reason named", "[cuda][dispat
   CHECK(rt::cuda::device_count() == 0);
   const std::string reason = rt::cuda::unavailable_reason();
   CHECK_THAT(reason, Contains(expected_cause()));
+  if (RT_TEST_CUDA_EMULATED)  // a build that emulates CUDA says how to get an emulated device
+    CHECK_THAT(reason, Contains("CPU emulator") && Contains("RT_CUDA_EMULATED_DEVICES=1"));
 
   SECTION("allocating on cuda:0 throws DeviceError carrying the reason") {
     CHECK_THAT(device_error([] { rt::make_tensor({2, 3}, rt::kFloat32, rt::Device::cuda(0)); }), Contains(reason));
