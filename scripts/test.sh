@@ -1,63 +1,139 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, builds, runs the engine tests under
-# AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/; engine, allocator, profiler and view models, no Python, no CUDA:
-# it also tests the build without the CUDA backend), the CUDA tests on the CUDA emulator (build-cuda-emulated/:
-# kernels/cuda_emulator/ runs the CUDA kernels on the CPU; build-cuda-emulated-asan/: the op check again under
-# ASan + UBSan), then the full suite (build/) through ctest, whose summary is printed last.
+# Runs the tests; installs what is missing first (scripts/setup.sh). Each stage prints its time, the
+# summary lists them, and the last line counts every test of every stage.
+#
+#   scripts/test.sh          the everyday command: the release tree (build/, shared with run.sh) and every
+#                            test that needs no GPU. The CUDA kernels run on the CPU emulator where the
+#                            CUDA toolkit's headers are (kernels/cuda_emulator/), else they are skipped
+#                            with the reason; no nvcc.
+#   scripts/test.sh --full   what CI runs (.ci/run): the above, then
+#                              asan   ASan + UBSan over the engine, kernels (on the emulator, each tensor an
+#                                     exact-size allocation), profiler and view models (build-asan/)
+#                              tsan   ThreadSanitizer over the same libraries' tests: profiler buffers and
+#                                     flush thread, allocators, autograd on several threads, the layout
+#                                     thread (build-tsan/)
+#                              nvcc   every kernels/cuda/*.cu compiled by nvcc for sm_90 (build-nvcc/)
+#
+# One test: `cmake --build build --target test_autograd && build/bin/test_autograd "[name]"`, or
+# `cd build && ctest -R 'test_autograd: '` (ctest -N lists them all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache hits across checkouts (CI clones to a new folder each time).
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-scripts/setup.sh
+# shellcheck source=scripts/ccache_env.sh
+source scripts/ccache_env.sh
+
+full=0
+case "${1:-}" in
+  "") ;;
+  --full) full=1 ;;
+  -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "test.sh: unknown argument '$1' (use --full, or nothing for the everyday tests)" >&2; exit 2 ;;
+esac
 jobs=$(nproc)
+has_cuda_headers=0
+[[ -f /usr/local/cuda/include/cuda_runtime.h ]] && has_cuda_headers=1
 
-echo "== sanitizer build (build-asan/) =="
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_SANITIZE=ON -DRT_BUILD_PYTHON=OFF -DRT_CUDA=OFF \
-  -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
-cmake --build build-asan -j "$jobs"
-echo "== sanitizer tests =="
-if ! (cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
-      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" \
-      ctest -j "$jobs" --output-on-failure -L 'engine|kernels|profiler|viz' --timeout 600 >ctest.log 2>&1); then
-  cat build-asan/ctest.log
-  echo "test.sh: sanitizer tests failed (log: build-asan/ctest.log)" >&2
-  exit 1
+stage_lines=()
+counts=()          # "passed failed skipped" per ctest run
+started=$SECONDS
+
+# stage NAME COMMAND...: runs one stage, prints and records its time; a failing stage stops the run. (The
+# command runs as an `if` condition, where `set -e` is off: the functions chain their steps with &&.)
+stage() {
+  local name=$1 t0=$SECONDS
+  shift
+  echo "== $name =="
+  if ! "$@"; then
+    echo "test.sh: stage '$name' failed after $((SECONDS - t0)) s" >&2
+    exit 1
+  fi
+  local took=$((SECONDS - t0))
+  printf -- "-- %s: %dm%02ds\n" "$name" $((took / 60)) $((took % 60))
+  stage_lines+=("$(printf "  %-34s %3dm%02ds" "$name" $((took / 60)) $((took % 60)))")
+}
+
+# run_ctest DIR ARGS...: ctest in DIR with its log in DIR/ctest.log; prints the log when a test fails,
+# else its summary; records passed/failed/skipped for the closing line.
+run_ctest() {
+  local dir=$1
+  shift
+  if ! (cd "$dir" && ctest -j "$jobs" --output-on-failure --timeout 600 "$@" >ctest.log 2>&1); then
+    cat "$dir/ctest.log"
+    echo "test.sh: tests failed in $dir/ (log: $dir/ctest.log)" >&2
+    return 1
+  fi
+  local total skipped
+  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$dir/ctest.log" | tail -1)
+  skipped=$(grep -c '(Skipped)$' "$dir/ctest.log" || true)
+  [[ -n $total ]] || { echo "test.sh: no ctest summary in $dir/ctest.log" >&2; return 1; }
+  grep -E 'tests passed|Total Test time' "$dir/ctest.log"
+  [[ $skipped -gt 0 ]] && echo "$skipped skipped:" && grep '(Skipped)$' "$dir/ctest.log" | sed 's/^ */  /'
+  counts+=("$((total - skipped)) 0 $skipped")
+}
+
+release_build() { scripts/build.sh; }
+release_tests() { run_ctest build; }
+
+# The sanitizer trees build no Python extension, studio or benchmarks: only the libraries and their tests.
+configure_sanitizer_tree() {
+  local dir=$1 sanitize=$2 cuda=$3
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_SANITIZE="$sanitize" -DRT_CUDA="$cuda" \
+    -DRT_CUPTI=OFF -DRT_BUILD_PYTHON=OFF -DRT_BUILD_BENCH=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+}
+
+asan_build() {
+  local cuda=OFF
+  [[ $has_cuda_headers == 1 ]] && cuda=EMULATED
+  configure_sanitizer_tree build-asan ON "$cuda" && cmake --build build-asan -j "$jobs"
+}
+# The op check sees exact-size device allocations (PYTORCH_NO_CUDA_MEMORY_CACHING=1: an overrun is an ASan
+# report, as compute-sanitizer's memcheck would give on a GPU), and the last warp of each block runs ahead
+# of the others (the release tree runs the first ahead), so a missing __syncthreads shows either way round.
+asan_tests() {
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
+    RT_CUDA_EMULATED_WARP_ORDER=last run_ctest build-asan -L 'engine|kernels|cuda|profiler|viz'
+}
+
+tsan_build() {
+  configure_sanitizer_tree build-tsan THREAD OFF && cmake --build build-tsan -j "$jobs"
+}
+# OpenMP's and OpenBLAS's pools are not instrumented: one OpenMP thread keeps their reports out, while
+# the project's own threads (collectors, flush and layout threads, tests' threads) all run.
+tsan_tests() {
+  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
+    run_ctest build-tsan -L 'engine|kernels|profiler|viz'
+}
+
+nvcc_compile() {
+  if [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+    echo "test.sh: no nvcc in /usr/local/cuda/bin: the nvcc compile of kernels/cuda/*.cu is left out"
+    return 0
+  fi
+  cmake -S . -B build-nvcc -G Ninja -DCMAKE_BUILD_TYPE=Release -DRT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DRT_BUILD_PYTHON=OFF -DRT_BUILD_TESTS=OFF -DRT_BUILD_BENCH=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null &&
+    cmake --build build-nvcc -j "$jobs" --target rt_cuda_kernels
+}
+
+stage setup scripts/setup.sh
+[[ $has_cuda_headers == 1 ]] ||
+  echo "test.sh: no CUDA toolkit in /usr/local/cuda: the CUDA kernels' tests are skipped (nothing runs them here)"
+stage "release build (build/)" release_build
+stage "release tests" release_tests
+if [[ $full == 1 ]]; then
+  stage "ASan + UBSan build (build-asan/)" asan_build
+  stage "ASan + UBSan tests" asan_tests
+  stage "TSan build (build-tsan/)" tsan_build
+  stage "TSan tests" tsan_tests
+  stage "nvcc compile (build-nvcc/)" nvcc_compile
 fi
-tail -n 4 build-asan/ctest.log
 
-echo "== CUDA emulator build (build-cuda-emulated/: the CUDA backend with its kernels run on the CPU) =="
-cmake -S . -B build-cuda-emulated -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_CUDA=EMULATED -DRT_CUPTI=OFF \
-  -DRT_BUILD_CLI=OFF -DRT_BUILD_STUDIO=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
-cmake --build build-cuda-emulated -j "$jobs"
-echo "== CUDA emulator tests (every op against the CPU, streams, tests/python/test_cuda.py, the emulator itself) =="
-if ! (cd build-cuda-emulated && ctest -j "$jobs" --output-on-failure -L 'cuda|kernels' --timeout 600 >ctest.log 2>&1); then
-  cat build-cuda-emulated/ctest.log
-  echo "test.sh: CUDA emulator tests failed (log: build-cuda-emulated/ctest.log)" >&2
-  exit 1
-fi
-tail -n 4 build-cuda-emulated/ctest.log
-
-# The same kernels under ASan + UBSan with every tensor its own exact-size allocation
-# (PYTORCH_NO_CUDA_MEMORY_CACHING=1): a kernel reading or writing past a tensor fails here, as
-# compute-sanitizer's memcheck would report it on a GPU. The last warp of each block runs ahead of
-# the others here (the first one does above), so a missing __syncthreads shows either way round.
-echo "== CUDA emulator under ASan + UBSan (build-cuda-emulated-asan/: the kernels' memory accesses) =="
-cmake -S . -B build-cuda-emulated-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRT_SANITIZE=ON -DRT_CUDA=EMULATED \
-  -DRT_CUPTI=OFF -DRT_BUILD_PYTHON=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
-cmake --build build-cuda-emulated-asan -j "$jobs" --target rt_cuda_op_check test_cuda_streams test_block_runner
-if ! (cd build-cuda-emulated-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" PYTORCH_NO_CUDA_MEMORY_CACHING=1 RT_CUDA_EMULATED_WARP_ORDER=last \
-      ctest -j "$jobs" --output-on-failure -R '^(rt_cuda_op_check|test_cuda_streams|test_block_runner:.*)$' \
-      --timeout 600 >ctest.log 2>&1); then
-  cat build-cuda-emulated-asan/ctest.log
-  echo "test.sh: CUDA emulator tests under ASan + UBSan failed (log: build-cuda-emulated-asan/ctest.log)" >&2
-  exit 1
-fi
-tail -n 4 build-cuda-emulated-asan/ctest.log
-
-echo "== release build (build/) =="
-scripts/build.sh
-echo "== tests =="
-cd build
-ctest -j "$jobs" --output-on-failure --timeout 600
+total=$((SECONDS - started))
+echo "== summary =="
+printf '%s\n' "${stage_lines[@]}"
+printf "  %-34s %3dm%02ds\n" "total" $((total / 60)) $((total % 60))
+passed=0 failed=0 skipped=0
+for c in "${counts[@]}"; do
+  read -r p f s <<<"$c"
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+echo "test.sh: $passed passed, $failed failed, $skipped skipped"
