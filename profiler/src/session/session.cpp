@@ -157,7 +157,7 @@ bool Session::recording() const {
 
 void Session::start() {
   State& s = *state_;
-  std::lock_guard<std::mutex> lk(s.mu);
+  std::unique_lock<std::mutex> lk(s.mu);
   if (s.phase != Phase::Created)
     throw rt::Error("Session::start: this session was already started; create a new Session to record again");
   if (s.options.flush_interval.count() <= 0)
@@ -166,7 +166,7 @@ void Session::start() {
   if (!s.options.keep_in_memory && s.options.store_path.empty())
     throw rt::Error("Session::start: keep_in_memory = false needs a store_path: without a store the records "
                     "would be discarded; set store_path or keep_in_memory = true");
-  std::lock_guard<std::mutex> active(g_active_mu);
+  std::unique_lock<std::mutex> active(g_active_mu);
   if (g_active)
     throw rt::Error("Session::start: another profiling session is recording in this process; stop it first "
                     "(only one session records at a time)");
@@ -236,7 +236,12 @@ void Session::start() {
   }
   s.phase = Phase::Recording;
   g_active = true;
-  SessionRegistry::instance().add(*this, d.start_ns);  // not yet listed, so no lock-order cycle
+  const int64_t start_ns = d.start_ns;
+  active.unlock();
+  lk.unlock();
+  // Listed once this session's lock is released: the registry takes its own mutex, then a session's
+  // (list(), retire()), never the other way round (ThreadSanitizer's lock-order check holds us to it).
+  SessionRegistry::instance().add(*this, start_ns);
 }
 
 void Session::stop() {
