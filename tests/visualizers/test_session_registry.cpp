@@ -1,6 +1,6 @@
 // The process-wide list of profiling sessions (rt/prof/session_registry.h) that the studio's live panels read:
 // sessions appear when they start, can be snapshotted from another thread while recording, keep their final
-// data once destroyed, and the list stays bounded.
+// data once destroyed when a viewer asked for it (and leave otherwise), and the list stays bounded.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -50,7 +50,46 @@ size_t op_count(const rt::prof::SessionData& d, const std::string& name) {
   }));
 }
 
+// Keeps finished sessions for one test, as the studio's panels ask.
+struct KeepFinished {
+  size_t before = SessionRegistry::instance().kept_finished_limit();
+  explicit KeepFinished(size_t n = SessionRegistry::kCapacity) { SessionRegistry::instance().keep_finished(n); }
+  ~KeepFinished() { SessionRegistry::instance().keep_finished(before); }
+};
+
 }  // namespace
+
+TEST_CASE("unless a viewer asks, a destroyed session leaves the registry with its data", "[viz]") {
+  REQUIRE(SessionRegistry::instance().kept_finished_limit() == 0);  // the default: scripts keep nothing
+  uint64_t id = 0;
+  {
+    Session session(named("script"));
+    session.start();
+    id = newest_id();
+    run_ops(3);
+    session.stop();
+    CHECK(listed(id));  // listed while the object lives
+  }
+  CHECK_FALSE(listed(id));
+  CHECK(SessionRegistry::instance().snapshot(id) == nullptr);
+}
+
+TEST_CASE("keep_finished(n) keeps the newest n destroyed sessions", "[viz]") {
+  KeepFinished keep(2);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    Session s(named("kept " + std::to_string(i)));
+    s.start();
+    ids.push_back(newest_id());
+    s.stop();
+  }
+  CHECK_FALSE(listed(ids[0]));
+  CHECK(listed(ids[1]));
+  CHECK(listed(ids[2]));
+  SessionRegistry::instance().keep_finished(1);  // lowering it lets the oldest go at once
+  CHECK_FALSE(listed(ids[1]));
+  CHECK(SessionRegistry::instance().snapshot(ids[2]) != nullptr);
+}
 
 TEST_CASE("a session is listed while it records and its snapshot grows from another thread", "[viz]") {
   const uint64_t before = SessionRegistry::instance().generation();
@@ -111,6 +150,7 @@ TEST_CASE("snapshots taken concurrently with recording never tear", "[viz]") {
 }
 
 TEST_CASE("a destroyed session keeps its final data and an unnamed one gets a name", "[viz]") {
+  KeepFinished keep;
   uint64_t id = 0;
   {
     Session session;
@@ -135,6 +175,7 @@ TEST_CASE("a destroyed session keeps its final data and an unnamed one gets a na
 }
 
 TEST_CASE("a session destroyed while recording is stopped and kept", "[viz]") {
+  KeepFinished keep;
   uint64_t id = 0;
   {
     Session session(named("interrupted"));
@@ -149,6 +190,7 @@ TEST_CASE("a session destroyed while recording is stopped and kept", "[viz]") {
 }
 
 TEST_CASE("the registry is bounded: the oldest finished sessions leave first", "[viz]") {
+  KeepFinished keep;
   Session keep_alive(named("still open"));
   keep_alive.start();
   const uint64_t alive_id = newest_id();

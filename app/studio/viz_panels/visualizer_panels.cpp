@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "rt/prof/session_registry.h"
 #include "shell/panel.h"
 #include "viz_panels/viz_panel_widget.h"
 
@@ -44,6 +45,8 @@ class VisualizerPanel final : public StudioPanel {
 }  // namespace
 
 void register_visualizer_panels(PanelRegistry& registry) {
+  // The panels list this process's sessions, also those whose profile object a cell has dropped.
+  prof::SessionRegistry::instance().keep_finished(prof::SessionRegistry::kCapacity);
   registry.add(std::make_unique<VisualizerPanel>(VizView::Timeline, QObject::tr("Timeline"), true));
   registry.add(std::make_unique<VisualizerPanel>(VizView::Memory, QObject::tr("Memory"), true));
   registry.add(std::make_unique<VisualizerPanel>(VizView::Scalars, QObject::tr("Scalars"), false));

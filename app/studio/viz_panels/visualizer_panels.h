@@ -9,6 +9,8 @@
 //   scalars starts hidden). Throws std::invalid_argument (PanelRegistry::add) if one is already registered.
 // - The timeline and memory panels of one main window share a time cursor: views of the same session
 //   zoom, pan and hover together.
+// - Asks the process's session registry to keep finished sessions (rt/prof/session_registry.h), so the
+//   pickers still list a profile whose Python object a cell has dropped.
 #pragma once
 
 namespace rt::studio {

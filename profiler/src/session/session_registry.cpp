@@ -33,6 +33,11 @@ void SessionRegistry::retire(const Session& session, SessionData&& final_data) n
   std::lock_guard<std::mutex> lk(mu_);
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.session == &session; });
   if (it == entries_.end()) return;
+  if (keep_finished_ == 0) {  // nobody shows finished sessions: free them with the Session
+    entries_.erase(it);
+    ++generation_;
+    return;
+  }
   const size_t records = final_data.ops.size() + final_data.gpu.size() + final_data.memory.size() +
                          final_data.counters.size() + final_data.steps.size();
   try {
@@ -46,7 +51,32 @@ void SessionRegistry::retire(const Session& session, SessionData&& final_data) n
     return;
   }
   it->session = nullptr;
+  trim_finished();
   ++generation_;
+}
+
+void SessionRegistry::keep_finished(size_t n) {
+  std::lock_guard<std::mutex> lk(mu_);
+  keep_finished_ = std::min(n, kCapacity);
+  trim_finished();
+  ++generation_;
+}
+
+size_t SessionRegistry::kept_finished_limit() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return keep_finished_;
+}
+
+void SessionRegistry::trim_finished() {
+  size_t kept = size_t(std::count_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.session; }));
+  for (auto it = entries_.begin(); it != entries_.end() && kept > keep_finished_;) {
+    if (it->session) {
+      ++it;
+      continue;
+    }
+    it = entries_.erase(it);
+    --kept;
+  }
 }
 
 std::vector<RegisteredSession> SessionRegistry::list() const {

@@ -190,6 +190,8 @@ TEST_CASE("rustytorch imports and a tensor shows its repr", "[studio][kernel]") 
 }
 
 TEST_CASE("a profile run in the kernel shows its ops on a thread named \"kernel\"", "[studio][kernel]") {
+  // As the studio's panels do (register_visualizer_panels): the cell's profile object is gone when it ends.
+  rt::prof::SessionRegistry::instance().keep_finished(rt::prof::SessionRegistry::kCapacity);
   CellRecord r = run_cell(
       "import rustytorch as rt\n"
       "import rustytorch.profiler as profiler\n"

@@ -11,19 +11,21 @@
 //
 // Contracts
 // - A Session joins the registry when start() succeeds (ids count up from 1 and are never reused)
-//   and stays while the Session object lives. When the Session is destroyed the registry takes over
-//   its final data (moved, not copied; with keep_in_memory = false that is the header and threads
-//   only), so a view can still show a profile whose Python object is gone; a session of more than
-//   kKeepRecords records leaves the registry instead. See Note [Registry bounds].
+//   and stays while the Session object lives. When the Session is destroyed it leaves the registry,
+//   unless a viewer asked to keep finished sessions (keep_finished(n): the studio's panels do, so they
+//   can still show a profile whose Python object is gone; scripts and `rtorch run` keep nothing). A kept
+//   session's final data is moved in, not copied (with keep_in_memory = false that is the header and
+//   threads only); one of more than kKeepRecords records leaves instead. See Note [Registry bounds].
 // - snapshot(id) is thread-safe: for a live Session it is Session::snapshot() (everything recorded
 //   so far while recording); for a destroyed one the kept data. nullptr once the id left the
 //   registry. Lock order: the registry's mutex, then a session's; a Session calls the registry only
-//   from start() (where it is not yet listed) and from its destructor (after it stopped).
+//   from start() (after releasing its own lock) and from its destructor (after it stopped).
 // - generation() changes whenever an entry joins, leaves or its Session is destroyed (poll list() for
 //   `recording` and counts, which change without it).
 //
 // Note [Registry bounds]
-// At most kCapacity entries. A session that joins when the registry is full evicts the oldest entry
+// At most kCapacity entries, of which at most keep_finished() destroyed ones (the oldest leave first).
+// A session that joins when the registry is full evicts the oldest entry
 // that is not recording (destroyed sessions' kept data first, then stopped live ones, which simply
 // stop being listed). Only one session records at a time, so there is always one to evict. Kept data
 // is at most kCapacity * kKeepRecords records (about 64 bytes each), so long headless runs that
@@ -63,6 +65,11 @@ class SessionRegistry {
   std::shared_ptr<const SessionData> snapshot(uint64_t id) const;
   uint64_t generation() const;
 
+  // How many destroyed sessions to keep (at most kCapacity; 0, the default, keeps none). Lowering it lets
+  // the oldest kept ones go at once.
+  void keep_finished(size_t n);
+  size_t kept_finished_limit() const;
+
   // Called by Session (the hook in profiler/src/session/session.cpp); not for other callers.
   uint64_t add(const Session& session, int64_t start_ns);
   void retire(const Session& session, SessionData&& final_data) noexcept;
@@ -87,6 +94,9 @@ class SessionRegistry {
   std::vector<Entry> entries_;  // oldest first
   uint64_t next_id_ = 1;
   uint64_t generation_ = 0;
+  size_t keep_finished_ = 0;
+
+  void trim_finished();  // with mu_ held: drops the oldest destroyed entries past keep_finished_
 };
 
 }  // namespace rt::prof
