@@ -2,6 +2,7 @@
 (exit codes 0/1, --allow-errors, --timeout, outputs that nbformat validates), plus --exit-after-shown."""
 import os
 import subprocess
+import tempfile
 import time
 
 import nbformat
@@ -16,6 +17,18 @@ def run(args, env=None, timeout=180):
     full_env = dict(os.environ, OMP_NUM_THREADS="2")
     full_env.update(env or {})
     return subprocess.run([STUDIO, *args], capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+def run_on_xvfb(args, env, timeout=180):
+    """rtorch-studio ARGS on a virtual display, with the studio's own exit code: xvfb-run exits 5 instead when
+    removing its temporary folder races the X server's shutdown, which says nothing about the studio."""
+    with tempfile.TemporaryDirectory() as scratch:
+        code_file = os.path.join(scratch, "exit_code")
+        r = subprocess.run(["xvfb-run", "-a", "sh", "-c", '"$@"; echo $? > "$0"', code_file, STUDIO, *args],
+                           capture_output=True, text=True, timeout=timeout, env=env)
+        with open(code_file) as f:
+            r.returncode = int(f.read())
+    return r
 
 
 def write_notebook(path, *sources):
@@ -201,9 +214,8 @@ def make_store(tmp_path):
 def test_render_draws_a_stored_session_into_a_png(tmp_path, view):
     store = make_store(tmp_path)
     png = tmp_path / f"{view}.png"
-    r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", view, "--session", f"{store}:1", "--output", str(png),
-                        "--size", "800x400"], capture_output=True, text=True, timeout=180,
-                       env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
+    r = run_on_xvfb(["--render", view, "--session", f"{store}:1", "--output", str(png), "--size", "800x400"],
+                    env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
     assert r.returncode == 0, r.stdout + r.stderr
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -214,12 +226,11 @@ def test_render_draws_a_stored_session_into_a_png(tmp_path, view):
 def test_render_errors_name_the_problem(tmp_path):
     store = make_store(tmp_path)
     env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"))
-    r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", "memory", "--session", f"{store}:7", "--output",
-                        str(tmp_path / "m.png")], capture_output=True, text=True, timeout=180, env=env)
+    r = run_on_xvfb(["--render", "memory", "--session", f"{store}:7", "--output", str(tmp_path / "m.png")], env)
     assert r.returncode == 2
     assert "rtorch trace list" in r.stderr
-    r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", "graph", "--trace", str(tmp_path / "t.json"),
-                        "--output", str(tmp_path / "g.png")], capture_output=True, text=True, timeout=180, env=env)
+    r = run_on_xvfb(["--render", "graph", "--trace", str(tmp_path / "t.json"), "--output", str(tmp_path / "g.png")],
+                    env)
     assert r.returncode == 2
     assert "traces keep no autograd graph" in r.stderr
     no_backward = tmp_path / "forward_only.py"
@@ -228,8 +239,7 @@ def test_render_errors_name_the_problem(tmp_path):
                            "    (rt.ones(3, requires_grad=True) * 2).sum()\n" % str(store))
     rtorch = os.path.join(os.path.dirname(STUDIO), "rtorch")
     assert subprocess.run([rtorch, "run", str(no_backward)], capture_output=True, timeout=120).returncode == 0
-    r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", "graph", "--session", str(store), "--output",
-                        str(tmp_path / "g.png")], capture_output=True, text=True, timeout=180, env=env)
+    r = run_on_xvfb(["--render", "graph", "--session", str(store), "--output", str(tmp_path / "g.png")], env)
     assert r.returncode == 2
     assert "has no autograd graph: no backward ran while it recorded" in r.stderr
     r = run(["--render", "timeline", "--output", str(tmp_path / "t.png")])
@@ -288,9 +298,8 @@ def test_render_every_view_of_a_profiled_sample(tmp_path, sample):
     os.makedirs(ARTIFACTS, exist_ok=True)
     for view in ("timeline", "memory", "scalars", "graph"):
         png = os.path.join(ARTIFACTS, f"render-{sample}-{view}.png")
-        r = subprocess.run(["xvfb-run", "-a", STUDIO, "--render", view, "--session", str(store), "--output", png,
-                            "--size", "1400x700"], capture_output=True, text=True, timeout=180,
-                           env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
+        r = run_on_xvfb(["--render", view, "--session", str(store), "--output", png, "--size", "1400x700"],
+                        env=dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config")))
         assert r.returncode == 0, r.stdout + r.stderr
         if view == "graph":
             check_rendered_graph(store, r.stdout, sample)
