@@ -12,7 +12,9 @@
 #                              tsan   ThreadSanitizer over the same libraries' tests: profiler buffers and
 #                                     flush thread, allocators, autograd on several threads, the layout
 #                                     thread (build-tsan/)
-#                              nvcc   every kernels/cuda/*.cu compiled by nvcc for sm_90 (build-nvcc/)
+#                              nvcc   every kernels/cuda/*.cu compiled by nvcc for sm_90, and rt_engine and
+#                                     rt_profiler (with CUPTI) linked against the real CUDA libraries
+#                                     (build-nvcc/; nothing runs: this machine has no GPU)
 #
 # One test: `cmake --build build --target test_autograd && build/bin/test_autograd "[name]"`, or
 # `cd build && ctest -R 'test_autograd: '` (ctest -N lists them all).
@@ -25,7 +27,7 @@ full=0
 case "${1:-}" in
   "") ;;
   --full) full=1 ;;
-  -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
   *) echo "test.sh: unknown argument '$1' (use --full, or nothing for the everyday tests)" >&2; exit 2 ;;
 esac
 jobs=$(nproc)
@@ -106,12 +108,12 @@ tsan_tests() {
 
 nvcc_compile() {
   if [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
-    echo "test.sh: no nvcc in /usr/local/cuda/bin: the nvcc compile of kernels/cuda/*.cu is left out"
+    echo "test.sh: no nvcc in /usr/local/cuda/bin: the nvcc compile and CUDA link are left out"
     return 0
   fi
   cmake -S . -B build-nvcc -G Ninja -DCMAKE_BUILD_TYPE=Release -DRT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DRT_BUILD_PYTHON=OFF -DRT_BUILD_TESTS=OFF -DRT_BUILD_BENCH=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null &&
-    cmake --build build-nvcc -j "$jobs" --target rt_cuda_kernels
+    cmake --build build-nvcc -j "$jobs" --target rt_engine rt_profiler
 }
 
 stage setup scripts/setup.sh
@@ -124,7 +126,7 @@ if [[ $full == 1 ]]; then
   stage "ASan + UBSan tests" asan_tests
   stage "TSan build (build-tsan/)" tsan_build
   stage "TSan tests" tsan_tests
-  stage "nvcc compile (build-nvcc/)" nvcc_compile
+  stage "nvcc compile and CUDA link (build-nvcc/)" nvcc_compile
 fi
 
 total=$((SECONDS - started))
