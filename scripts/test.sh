@@ -50,7 +50,7 @@ stage() {
   fi
   local took=$((SECONDS - t0))
   printf -- "-- %s: %dm%02ds\n" "$name" $((took / 60)) $((took % 60))
-  stage_lines+=("$(printf "  %-34s %3dm%02ds" "$name" $((took / 60)) $((took % 60)))")
+  stage_lines+=("$(printf "  %-44s %3dm%02ds" "$name" $((took / 60)) $((took % 60)))")
 }
 
 # run_ctest DIR ARGS...: ctest in DIR with its log in DIR/ctest.log; prints the log when a test fails,
@@ -132,7 +132,7 @@ fi
 total=$((SECONDS - started))
 echo "== summary =="
 printf '%s\n' "${stage_lines[@]}"
-printf "  %-34s %3dm%02ds\n" "total" $((total / 60)) $((total % 60))
+printf "  %-44s %3dm%02ds\n" "total" $((total / 60)) $((total % 60))
 passed=0 failed=0 skipped=0
 for c in "${counts[@]}"; do
   read -r p f s <<<"$c"
