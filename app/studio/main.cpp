@@ -8,6 +8,7 @@
 
 #include "command_line.h"
 #include "headless_execute.h"
+#include "panels/builtin_panels.h"
 #include "render_command.h"
 #include "shell/studio_startup.h"
 
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
 
   QApplication app(argc, argv);
   configure_application(app);
-  StudioSession session(options);
+  StudioSession session(options, register_builtin_panels);
   session.start();
   return app.exec();
 }

@@ -10,7 +10,6 @@
 
 #include "kernel/qt/kernel_client.h"
 #include "notebook/notebook_document.h"
-#include "panels/builtin_panels.h"
 #include "shell/autosaver.h"
 #include "shell/first_frame_probe.h"
 #include "shell/main_window.h"
@@ -27,8 +26,9 @@ void configure_application(QApplication& app) {
   app.setQuitOnLastWindowClosed(true);
 }
 
-StudioSession::StudioSession(StudioOptions options) : options_(std::move(options)) {
-  register_builtin_panels(panels_);
+StudioSession::StudioSession(StudioOptions options, const PanelRegistration& register_panels)
+    : options_(std::move(options)) {
+  register_panels(panels_);
   KernelOptions kernel_options;
   if (!options_.notebook.empty())
     kernel_options.working_directory =

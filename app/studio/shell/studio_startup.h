@@ -3,7 +3,8 @@
 //
 //   QApplication app(argc, argv);
 //   configure_application(app);                 // names for QSettings, style, window icon
-//   StudioSession session(options);             // kernel (starting in the background), panels, main window
+//   StudioSession session(options, register_builtin_panels);   // kernel (starting in the background), panels
+//                                                              // (app/studio/panels/builtin_panels.h), window
 //   session.start();                            // show; offer crash recovery; open options.notebook
 //   return app.exec();
 //
@@ -16,10 +17,13 @@
 //   rtorch-studio: idle resident memory 143.2 MiB
 // then quits the application with status 0.
 //
-// Contracts: a StudioSession owns the process's only KernelClient, so create at most one per process.
+// Contracts: a StudioSession owns the process's only KernelClient, so create at most one per process. The shell
+// knows panels only through shell/panel.h: the caller's register_panels fills the registry (the executable links
+// the built-in panels; a test may register its own).
 #pragma once
 #include <QObject>
 
+#include <functional>
 #include <memory>
 
 #include "command_line.h"
@@ -38,7 +42,8 @@ class StudioSession : public QObject {
   Q_OBJECT
 
  public:
-  explicit StudioSession(StudioOptions options);
+  using PanelRegistration = std::function<void(PanelRegistry&)>;
+  StudioSession(StudioOptions options, const PanelRegistration& register_panels);
   ~StudioSession() override;
 
   void start();

@@ -23,6 +23,7 @@
 #include "notebook_view/notebook_view.h"
 #include "shell/autosaver.h"
 #include "shell/main_window.h"
+#include "panels/builtin_panels.h"
 #include "shell/studio_startup.h"
 #include "studio_test_support.h"
 
@@ -40,7 +41,7 @@ int run_child(int argc, char** argv, const QString& notebook) {
   StudioOptions options;
   options.notebook = notebook.toStdString();
   options.autosave_interval_ms = 150;
-  StudioSession session(options);
+  StudioSession session(options, register_builtin_panels);
   QObject::connect(&session, &StudioSession::ready, &session, [&session] {
     NotebookView* view = session.window().view();
     int code = 0;
@@ -151,7 +152,7 @@ class StudioRecoveryTest : public QObject {
     ModalAnswerer recover("recover", "Recover");
     StudioOptions options;
     options.notebook = notebook_.toStdString();
-    StudioSession session(options);
+    StudioSession session(options, register_builtin_panels);
     bool ready = false;
     connect(&session, &StudioSession::ready, this, [&] { ready = true; });
     session.start();

@@ -14,6 +14,7 @@
 #include "kernel/qt/kernel_client.h"
 #include "notebook/notebook_document.h"
 #include "notebook_view/notebook_view.h"
+#include "panels/builtin_panels.h"
 #include "panels/variables_panel.h"
 #include "shell/main_window.h"
 #include "shell/studio_startup.h"
@@ -38,7 +39,7 @@ class StudioScreenshotTest : public QObject {
 
     StudioOptions options;
     options.notebook = copy.toStdString();
-    StudioSession session(options);
+    StudioSession session(options, register_builtin_panels);
     bool ready = false;
     connect(&session, &StudioSession::ready, this, [&] { ready = true; });
     session.start();
