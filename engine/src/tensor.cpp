@@ -32,21 +32,21 @@ Shape contiguous_strides(const Shape& shape) {
   return st;
 }
 
+// Sizes whose element count does not fit in int64 would wrap around to a small or negative numel and index
+// out of bounds later (and the multiplication itself is undefined behaviour): refused here.
 int64_t numel_of(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
-namespace {
-// Sizes whose element count (or byte count) does not fit in int64 would wrap around to a small
-// or negative numel and index out of bounds later; refuse them where tensors are made.
-void check_numel_fits(const Shape& shape, size_t element_bytes) {
   int64_t n = 1;
   for (int64_t s : shape)
     if (__builtin_mul_overflow(n, s, &n))
       throw ValueError("tensor of shape " + format_shape(shape) + " has more elements than fit in int64; "
                        "check the sizes passed to the op");
+  return n;
+}
+
+namespace {
+// Also the byte count must fit, where tensors are made.
+void check_numel_fits(const Shape& shape, size_t element_bytes) {
+  const int64_t n = numel_of(shape);
   int64_t bytes = 0;
   if (__builtin_mul_overflow(n, int64_t(element_bytes), &bytes))
     throw ValueError("tensor of shape " + format_shape(shape) + " needs more bytes than fit in int64");

@@ -161,3 +161,14 @@ TEST_CASE("copy_ converts dtypes and broadcasts") {
   b.copy_(from_vector(std::vector<float>{0, 2, -1}));
   CHECK(b.to_vector<bool>() == std::vector<bool>{false, true, true});
 }
+
+TEST_CASE("numel_of refuses a shape whose element count does not fit in int64") {
+  // 2^32 * 2^32 overflows int64: before, the multiplication was undefined behaviour (UBSan in the ASan stage) and
+  // wrapped to 0; now it is a ValueError naming the shape.
+  const Shape huge = {int64_t{1} << 32, int64_t{1} << 32};
+  CHECK_THROWS_WITH(numel_of(huge), Catch::Contains("[4294967296, 4294967296]") &&
+                                        Catch::Contains("more elements than fit in int64"));
+  CHECK_THROWS_AS(make_tensor(huge, kFloat32), ValueError);
+  CHECK(numel_of({int64_t{1} << 31, 4}) == int64_t{1} << 33);
+  CHECK(numel_of({}) == 1);
+}

@@ -261,7 +261,7 @@ class Tensor {
 // ---- construction helpers used by ops ----------------------------------------------------
 // Contiguous strides for a shape.
 Shape contiguous_strides(const Shape& shape);
-int64_t numel_of(const Shape& shape);
+int64_t numel_of(const Shape& shape);  // throws rt::ValueError when the count does not fit in int64
 // A new, uninitialised, contiguous tensor (no autograd).
 Tensor make_tensor(const Shape& shape, ScalarType dtype, Device device = Device::cpu());
 // The same with memory from `allocator`, on its device (pinned host memory, say).
