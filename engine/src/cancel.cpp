@@ -10,8 +10,8 @@
 // A thread that ends withdraws its pending request; requests to it afterwards do nothing.
 #include "rt/cancel.h"
 
-#include "rt/dispatch.h"
 #include "rt/error.h"
+#include "rt/op_observer.h"
 
 namespace rt {
 namespace detail {

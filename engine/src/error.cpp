@@ -1,6 +1,6 @@
 #include "rt/error.h"
 
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 namespace rt {
 

@@ -7,7 +7,7 @@
 #include "autograd/autograd_meta.h"
 #include "cuda/backend.h"
 #include "rt/autograd/engine.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/view.h"

@@ -18,7 +18,7 @@
 #include "rt/amp/autocast.h"
 #include "rt/autograd/engine.h"
 #include "rt/autograd/grad_mode.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/linalg.h"

@@ -195,7 +195,7 @@ TEST_CASE("a 0-dim CPU tensor may join a cuda:0 operand, as a Python number does
 }
 
 // Keeps op names tracked while it lives: the engine names the current op only when someone
-// observes dispatch (a profiler, the debugger, or a CUDA allocator in use - none here).
+// observes dispatch (a profiler, the debugger or anomaly mode - none here; using a GPU does not).
 struct ObservedOps : rt::OpObserver {
   ObservedOps() { rt::add_op_observer(this); }
   ~ObservedOps() override { rt::remove_op_observer(this); }

@@ -17,9 +17,12 @@
 #include <cmath>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <thread>
 
 #include "rt/cuda.h"
+#include "rt/dispatch_stub.h"
+#include "rt/op_observer.h"
 #include "rt/rt.h"
 
 namespace {
@@ -246,6 +249,24 @@ TEST_CASE("backward runs on the forward's stream, and the caller's stream waits 
 
 TEST_CASE("record_stream refuses a CPU tensor") {
   CHECK_THROWS_AS(rt::cuda::record_stream(rt::ones({2}), rt::cuda::Stream::create()), rt::DeviceError);
+}
+
+// Note [Dispatch fast path]: a GPU in use adds nothing to an unobserved op; a kernel missing for
+// the device is reported by its stub (rt/dispatch_stub.h), which names itself.
+TEST_CASE("with tensors on the GPU, ops keep the one-load fast path and a missing kernel names itself") {
+  const rt::Tensor g = rt::ones({8}).cuda();
+  const rt::Tensor h = rt::relu(g * 2.0f);
+  CHECK(h.is_cuda());
+  CHECK(rt::detail::g_dispatch_flags.load() == 0u);
+  rt::DispatchStub<void(const rt::Tensor&)> host_only{"host_only"};
+  host_only.register_kernel(rt::DeviceType::CPU, [](const rt::Tensor&) {});
+  try {
+    host_only(h.device(), h);
+    FAIL("a stub without a CUDA kernel ran on cuda:0");
+  } catch (const rt::DeviceError& e) {
+    CHECK(std::string(e.what()).find("host_only has no kernel for cuda:0") != std::string::npos);
+  }
+  host_only.clear_kernel(rt::DeviceType::CPU);
 }
 
 int main(int argc, char** argv) {

@@ -17,8 +17,8 @@
 #include "memory/caching_allocator.h"
 #include "host_segment_source.h"
 #include "rt/autograd/grad_mode.h"
-#include "rt/dispatch.h"
 #include "rt/error.h"
+#include "rt/op_observer.h"
 
 using rt::cuda::CachingAllocator;
 

@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "debugger/graph_capture.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 namespace rt::studio {
 

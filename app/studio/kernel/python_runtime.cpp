@@ -16,7 +16,7 @@
 
 #include "embedded_python_sources.h"
 #include "rt/autograd/grad_mode.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 namespace rt::studio {
 

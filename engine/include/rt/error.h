@@ -7,7 +7,7 @@
 //   // Hint: did you mean the transpose of the second operand?
 //
 // Every message names the op; shape errors also name every operand's shape, the dimension
-// that mismatches, the current module scope (see rt/dispatch.h) and a hint when one helps.
+// that mismatches, the current module scope (see rt/op_observer.h) and a hint when one helps.
 #pragma once
 #include <cstdint>
 #include <initializer_list>

@@ -96,10 +96,11 @@ class Tensor {
 
   // Raw element access for CPU code. data_ptr<T>() checks that T matches dtype(); both throw
   // DeviceError for a tensor on a GPU (CPU code reading device memory would crash), naming
-  // the op that tried: an op without a CUDA implementation fails there, clearly.
+  // the op when someone observes ops (rt/op_observer.h): a CPU kernel handed a GPU tensor fails there, clearly.
   void* raw_data() const;
   // Address of element 0 on whatever device holds it, unchecked: for device kernels.
   void* device_data() const;
+  bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
   template <typename T> T* data_ptr() const;
   // Value of a one-element tensor, converted to T.

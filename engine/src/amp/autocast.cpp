@@ -37,8 +37,8 @@
 #include "autocast_policy.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
 #include "rt/error.h"
+#include "rt/op_observer.h"
 #include "rt/ops/view.h"
 
 namespace rt::amp {

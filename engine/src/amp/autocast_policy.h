@@ -11,7 +11,7 @@
 #include <atomic>
 #include <initializer_list>
 
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/tensor.h"
 
 namespace rt::amp::detail {

@@ -7,8 +7,8 @@
 
 #include "rt/amp/autocast.h"
 #include "rt/autograd/grad_mode.h"
-#include "rt/dispatch.h"
 #include "rt/error.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"

@@ -2,8 +2,8 @@
 
 #include "amp/autocast_exclusion.h"
 #include "autograd_meta.h"
-#include "rt/dispatch.h"
 #include "rt/error.h"
+#include "rt/op_observer.h"
 
 namespace rt::autograd {
 

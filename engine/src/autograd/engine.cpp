@@ -13,7 +13,7 @@
 #include "backward_streams.h"
 #include "rt/amp/autocast.h"
 #include "rt/autograd/custom_function.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"

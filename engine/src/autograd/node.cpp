@@ -4,7 +4,7 @@
 
 #include "autograd_meta.h"
 #include "cuda/backend.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"

@@ -8,8 +8,7 @@
 namespace rt::cuda::detail {
 
 // The caching allocator of CUDA device `index`; throws DeviceError when CUDA is unusable or
-// the index is out of range (naming the devices there are). The first call turns on op-name
-// tracking in dispatch, so errors of ops without a CUDA implementation can name the op.
+// the index is out of range (naming the devices there are).
 Allocator* device_allocator(int index);
 
 // dst = src (broadcast to dst's shape, as copy_ allows) on any devices, at least one of them a CUDA device,
@@ -36,7 +35,3 @@ void set_stream(Device device, void* s);
 void stream_wait(Device device, void* waiting, void* producer);
 
 }  // namespace rt::cuda::detail
-
-namespace rt::detail {
-void set_cuda_active(bool on);  // engine/src/dispatch.cpp
-}

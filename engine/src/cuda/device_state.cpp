@@ -41,10 +41,7 @@ std::vector<DeviceMemory*>& devices() {
 DeviceMemory& memory_of(int index) {
   std::lock_guard<std::mutex> lk(g_mu);
   auto& v = devices();
-  if (v.empty()) {
-    v.resize(size_t(device_count()), nullptr);
-    rt::detail::set_cuda_active(true);
-  }
+  if (v.empty()) v.resize(size_t(device_count()), nullptr);
   if (!v[size_t(index)]) v[size_t(index)] = new DeviceMemory(index);
   return *v[size_t(index)];
 }

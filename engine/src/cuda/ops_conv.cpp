@@ -1,21 +1,23 @@
 // conv2d and pooling on CUDA tensors: im2col + cuBLAS per group, col2im for the input gradient
-// (see engine/src/cuda/ops.h). Views carry the group slices, so nothing is copied per group.
+// (see engine/src/ops/dispatch_stubs.h). Views carry the group slices, so nothing is copied per group.
 #include "../../kernels/cuda/gemm.h"
 #include "../../kernels/cuda/im2col.h"
 #include "../../kernels/cuda/pooling.h"
 #include "cuda/device_state.h"
-#include "cuda/ops.h"
 #include "cuda/tensor_args.h"
+#include "ops/dispatch_stubs.h"
 #include "rt/ops/view.h"
 
 namespace rt::cuda::ops {
+using dispatch::BinaryOp;
+using dispatch::ReduceOp;
+using dispatch::PoolWindow;
 namespace {
 
 Tensor view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
   return make_view(base, std::move(sizes), std::move(strides), base.storage_offset() + offset);
 }
 
-}  // namespace
 
 void conv2d(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias,
             const cpu::ConvGeometry& g, int64_t groups) {
@@ -32,7 +34,7 @@ void conv2d(const Tensor& out, const Tensor& input, const Tensor& weight, const 
     cuda_kernels::gemm_batched(detail::arg(o), detail::arg(w), detail::arg(cols), false, false, 1.0, 0.0, s);
   }
   if (bias.defined())
-    binary(BinaryOp::Add, out, out, view(bias, {N, Cout, g.oH, g.oW}, {0, 1, 0, 0}, 0));
+    dispatch::binary(out.device(), BinaryOp::Add, out, out, view(bias, {N, Cout, g.oH, g.oW}, {0, 1, 0, 0}, 0), 1.0);
 }
 
 void conv2d_backward(const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias,
@@ -65,7 +67,7 @@ void conv2d_backward(const Tensor& grad_input, const Tensor& grad_weight, const 
       cuda_kernels::gemm(detail::arg(gw), detail::arg(gog), detail::arg(cols_t), false, false, 1.0, 0.0, s);
     }
   }
-  if (grad_bias.defined()) reduce(ReduceOp::Sum, grad_bias, grad_out, 0b1101u);
+  if (grad_bias.defined()) dispatch::reduce(grad_out.device(), ReduceOp::Sum, grad_bias, grad_out, 0b1101u, 0);
 }
 
 void max_pool2d(const Tensor& out, const Tensor& indices, const Tensor& input, const PoolWindow& w) {
@@ -102,5 +104,16 @@ void adaptive_avg_pool2d_backward(const Tensor& grad_input, const Tensor& grad_o
   cuda_kernels::adaptive_avg_pool2d_backward(detail::arg(grad_input), detail::arg(grad_out),
                                              detail::stream_of(grad_input.device()));
 }
+
+}  // namespace
+
+RT_REGISTER_KERNEL(dispatch::conv2d, DeviceType::CUDA, conv2d);
+RT_REGISTER_KERNEL(dispatch::conv2d_backward, DeviceType::CUDA, conv2d_backward);
+RT_REGISTER_KERNEL(dispatch::max_pool2d, DeviceType::CUDA, max_pool2d);
+RT_REGISTER_KERNEL(dispatch::max_pool2d_backward, DeviceType::CUDA, max_pool2d_backward);
+RT_REGISTER_KERNEL(dispatch::avg_pool2d, DeviceType::CUDA, avg_pool2d);
+RT_REGISTER_KERNEL(dispatch::avg_pool2d_backward, DeviceType::CUDA, avg_pool2d_backward);
+RT_REGISTER_KERNEL(dispatch::adaptive_avg_pool2d, DeviceType::CUDA, adaptive_avg_pool2d);
+RT_REGISTER_KERNEL(dispatch::adaptive_avg_pool2d_backward, DeviceType::CUDA, adaptive_avg_pool2d_backward);
 
 }  // namespace rt::cuda::ops

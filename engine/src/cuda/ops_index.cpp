@@ -1,10 +1,10 @@
-// Indexing ops on CUDA tensors (see engine/src/cuda/ops_index.h).
-#include "cuda/ops_index.h"
+// Indexing ops on CUDA tensors (see engine/src/ops/dispatch_stubs.h).
 
 #include "../../kernels/cuda/device_error_flag.h"
 #include "../../kernels/cuda/index.h"
 #include "cuda/device_state.h"
 #include "cuda/tensor_args.h"
+#include "ops/dispatch_stubs.h"
 
 namespace rt::cuda::ops {
 
@@ -19,7 +19,6 @@ void scatter_into(const Tensor& out, int64_t dim, const Tensor& index, const Ten
                             detail::stream_of(out.device()));
 }
 
-}  // namespace
 
 void index_select(const Tensor& out, const Tensor& t, int64_t dim, const Tensor& index) {
   detail::DeviceGuard guard(out.device().index);
@@ -42,5 +41,12 @@ void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tens
 void index_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
   scatter_into(out, dim, index, src, cuda_kernels::ScatterIndex::AlongDim);
 }
+
+}  // namespace
+
+RT_REGISTER_KERNEL(dispatch::index_select, DeviceType::CUDA, index_select);
+RT_REGISTER_KERNEL(dispatch::gather, DeviceType::CUDA, gather);
+RT_REGISTER_KERNEL(dispatch::scatter_add, DeviceType::CUDA, scatter_add);
+RT_REGISTER_KERNEL(dispatch::index_add, DeviceType::CUDA, index_add);
 
 }  // namespace rt::cuda::ops

@@ -1,13 +1,13 @@
-// cross_entropy and nll_loss on CUDA tensors (see engine/src/cuda/ops.h).
+// cross_entropy and nll_loss on CUDA tensors (see engine/src/ops/dispatch_stubs.h).
 #include "../../kernels/cuda/cross_entropy.h"
 #include "cuda/device_state.h"
-#include "cuda/ops.h"
 #include "cuda/tensor_args.h"
+#include "ops/dispatch_stubs.h"
 
 namespace rt::cuda::ops {
+using dispatch::ClassLossArgs;
 namespace {
 cuda_kernels::TensorArg optional_arg(const Tensor& t) { return t.defined() ? detail::arg(t) : cuda_kernels::TensorArg{}; }
-}  // namespace
 
 void class_loss(const Tensor& out, const ClassLossArgs& a) {
   detail::DeviceGuard guard(out.device().index);
@@ -26,5 +26,10 @@ void class_loss_backward(const Tensor& grad_input, const Tensor& grad_out, const
                                        detail::arg(a.total_weight), a.ignore_index, a.reduction, a.label_smoothing,
                                        a.logits, detail::stream_of(grad_input.device()));
 }
+
+}  // namespace
+
+RT_REGISTER_KERNEL(dispatch::class_loss, DeviceType::CUDA, class_loss);
+RT_REGISTER_KERNEL(dispatch::class_loss_backward, DeviceType::CUDA, class_loss_backward);
 
 }  // namespace rt::cuda::ops

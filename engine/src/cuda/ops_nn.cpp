@@ -1,13 +1,13 @@
-// Matrix products (cuBLAS) and softmax on CUDA tensors (see engine/src/cuda/ops.h).
+// Matrix products (cuBLAS) and softmax on CUDA tensors (see engine/src/ops/dispatch_stubs.h).
 #include "../../kernels/cuda/batch_norm.h"
 #include "../../kernels/cuda/gemm.h"
 #include "../../kernels/cuda/layer_norm.h"
 #include "../../kernels/cuda/softmax.h"
 #include "cuda/device_state.h"
-#include "cuda/ops.h"
 #include "cuda/tensor_args.h"
 
 #include <algorithm>
+#include "ops/dispatch_stubs.h"
 
 namespace rt::cuda::ops {
 
@@ -45,7 +45,6 @@ cuda_kernels::TensorArg optional_arg(const Tensor& t) { return t.defined() ? det
 
 Tensor readable(const Tensor& t) { return blas_readable(t) ? t : t.contiguous(); }
 
-}  // namespace
 
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
   detail::DeviceGuard guard(out.device().index);
@@ -109,5 +108,15 @@ void batch_norm_backward(const Tensor& grad_input, const Tensor& grad_weight, co
                                     detail::arg(grad_out), detail::arg(x), optional_arg(weight), detail::arg(save_mean),
                                     detail::arg(save_invstd), training, detail::stream_of(x.device()));
 }
+
+}  // namespace
+
+RT_REGISTER_KERNEL(dispatch::matmul, DeviceType::CUDA, matmul);
+RT_REGISTER_KERNEL(dispatch::softmax, DeviceType::CUDA, softmax);
+RT_REGISTER_KERNEL(dispatch::softmax_backward, DeviceType::CUDA, softmax_backward);
+RT_REGISTER_KERNEL(dispatch::layer_norm, DeviceType::CUDA, layer_norm);
+RT_REGISTER_KERNEL(dispatch::layer_norm_backward, DeviceType::CUDA, layer_norm_backward);
+RT_REGISTER_KERNEL(dispatch::batch_norm, DeviceType::CUDA, batch_norm);
+RT_REGISTER_KERNEL(dispatch::batch_norm_backward, DeviceType::CUDA, batch_norm_backward);
 
 }  // namespace rt::cuda::ops

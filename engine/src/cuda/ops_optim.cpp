@@ -1,10 +1,11 @@
-// Fused optimizer steps on CUDA parameters (see engine/src/cuda/ops.h).
+// Fused optimizer steps on CUDA parameters (see engine/src/ops/dispatch_stubs.h).
 #include "../../kernels/cuda/optimizer_step.h"
 #include "cuda/device_state.h"
-#include "cuda/ops.h"
 #include "cuda/tensor_args.h"
+#include "ops/dispatch_stubs.h"
 
 namespace rt::cuda::ops {
+namespace {
 
 void adam_step(const Tensor& param, const Tensor& exp_avg, const Tensor& exp_avg_sq, const Tensor& max_exp_avg_sq,
                const Tensor& grad, const cuda_kernels::AdamStepParams& params) {
@@ -22,5 +23,10 @@ void sgd_step(const Tensor& param, const Tensor& momentum_buffer, const Tensor& 
   cuda_kernels::sgd_step(detail::arg(param), momentum_buffer.defined() ? &buf : nullptr, detail::arg(grad), params,
                          detail::stream_of(param.device()));
 }
+
+}  // namespace
+
+RT_REGISTER_KERNEL(dispatch::adam_step, DeviceType::CUDA, adam_step);
+RT_REGISTER_KERNEL(dispatch::sgd_step, DeviceType::CUDA, sgd_step);
 
 }  // namespace rt::cuda::ops

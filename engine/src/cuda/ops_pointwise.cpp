@@ -1,13 +1,19 @@
-// Elementwise ops, fills and reductions on CUDA tensors (see engine/src/cuda/ops.h).
+// Elementwise ops, fills and reductions on CUDA tensors (see engine/src/ops/dispatch_stubs.h).
 #include "../../kernels/cuda/copy.h"
 #include "../../kernels/cuda/ternary.h"
 #include "../../kernels/cuda/unary_backward.h"
 #include "cuda/device_state.h"
-#include "cuda/ops.h"
 #include "cuda/tensor_args.h"
+#include "ops/dispatch_stubs.h"
 #include "rt/ops/view.h"
 
 namespace rt::cuda::ops {
+using dispatch::BinaryOp;
+using dispatch::CompareOp;
+using dispatch::ReduceOp;
+using dispatch::TernaryOp;
+using dispatch::UnaryBackwardOp;
+using dispatch::UnaryOp;
 namespace {
 
 bool is_host_scalar(const Tensor& t) { return t.dim() == 0 && t.device().is_cpu(); }
@@ -20,7 +26,6 @@ cuda_kernels::TensorArg expanded(const Tensor& x, const Tensor& out) {
 // An operand on out's device: 0-dim CPU tensors (Python numbers) are copied over.
 Tensor on_device(const Tensor& t, const Tensor& out) { return t.device() == out.device() ? t : t.to(out.device()); }
 
-}  // namespace
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
   detail::DeviceGuard guard(out.device().index);
@@ -103,5 +108,19 @@ void reduce_with_indices(bool is_max, const Tensor& values, const Tensor& indice
                                     scratch.defined() ? scratch.device_data() : nullptr, bytes,
                                     detail::stream_of(values.device()));
 }
+
+}  // namespace
+
+RT_REGISTER_KERNEL(dispatch::binary, DeviceType::CUDA, binary);
+RT_REGISTER_KERNEL(dispatch::binary_scalar, DeviceType::CUDA, binary_scalar);
+RT_REGISTER_KERNEL(dispatch::clamp, DeviceType::CUDA, clamp);
+RT_REGISTER_KERNEL(dispatch::compare, DeviceType::CUDA, compare);
+RT_REGISTER_KERNEL(dispatch::ternary, DeviceType::CUDA, ternary);
+RT_REGISTER_KERNEL(dispatch::where, DeviceType::CUDA, where);
+RT_REGISTER_KERNEL(dispatch::unary, DeviceType::CUDA, unary);
+RT_REGISTER_KERNEL(dispatch::unary_backward, DeviceType::CUDA, unary_backward);
+RT_REGISTER_KERNEL(dispatch::fill, DeviceType::CUDA, fill);
+RT_REGISTER_KERNEL(dispatch::reduce, DeviceType::CUDA, reduce);
+RT_REGISTER_KERNEL(dispatch::reduce_with_indices, DeviceType::CUDA, reduce_with_indices);
 
 }  // namespace rt::cuda::ops

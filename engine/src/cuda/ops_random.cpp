@@ -1,14 +1,15 @@
-// Random fills, dropout and embedding on CUDA tensors (see engine/src/cuda/ops.h).
+// Random fills, dropout and embedding on CUDA tensors (see engine/src/ops/dispatch_stubs.h).
 #include "../../kernels/cuda/device_error_flag.h"
 #include "../../kernels/cuda/dropout.h"
 #include "../../kernels/cuda/embedding.h"
 #include "../../kernels/cuda/random_fill.h"
 #include "cuda/device_state.h"
-#include "cuda/ops.h"
 #include "cuda/tensor_args.h"
+#include "ops/dispatch_stubs.h"
 #include "rt/generator.h"
 
 namespace rt::cuda::ops {
+namespace {
 
 void random_fill(const Tensor& t, bool normal, double a, double b) {
   if (t.numel() == 0) return;
@@ -49,5 +50,13 @@ void embedding_backward(const Tensor& grad_weight, const Tensor& grad_out, const
                                    scratch.defined() ? scratch.device_data() : nullptr,
                                    detail::stream_of(grad_weight.device()));
 }
+
+}  // namespace
+
+RT_REGISTER_KERNEL(dispatch::random_fill, DeviceType::CUDA, random_fill);
+RT_REGISTER_KERNEL(dispatch::dropout, DeviceType::CUDA, dropout);
+RT_REGISTER_KERNEL(dispatch::dropout_backward, DeviceType::CUDA, dropout_backward);
+RT_REGISTER_KERNEL(dispatch::embedding, DeviceType::CUDA, embedding);
+RT_REGISTER_KERNEL(dispatch::embedding_backward, DeviceType::CUDA, embedding_backward);
 
 }  // namespace rt::cuda::ops

@@ -8,7 +8,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 namespace rt::debug {
 namespace {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "rt/autograd/grad_mode.h"
-#include "rt/dispatch.h"
 #include "rt/error.h"
+#include "rt/op_observer.h"
 #include "memory_events.h"
 
 namespace rt {

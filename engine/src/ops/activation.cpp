@@ -24,10 +24,10 @@ constexpr double kGeluKappa = 0.044715;
 
 Tensor sigmoid(const Tensor& a) {
   OpGuard guard("sigmoid", a);
-  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return vsigmoid(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Sigmoid});
+  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return vsigmoid(x); }, detail::DeviceUnary{dispatch::UnaryOp::Sigmoid});
   if (autograd::any_requires_grad(a))
     record_unary("SigmoidBackward0", "sigmoid_backward", a, out, out,
-                 [](auto g, auto s) { return g * s * (decltype(s)(1) - s); }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Sigmoid});
+                 [](auto g, auto s) { return g * s * (decltype(s)(1) - s); }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Sigmoid});
   return out;
 }
 
@@ -35,10 +35,10 @@ Tensor relu(const Tensor& a) {
   OpGuard guard("relu", a);
   if (a.dtype() == kBool)
     throw DTypeError("relu: Boolean inputs not supported for relu. Hint: convert with .to(rt::kFloat32) first");
-  Tensor out = detail::map_same(a, [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; }, detail::CudaUnary{cuda::ops::UnaryOp::Relu});
+  Tensor out = detail::map_same(a, [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; }, detail::DeviceUnary{dispatch::UnaryOp::Relu});
   if (autograd::any_requires_grad(a))
     record_unary("ReluBackward0", "threshold_backward", a, out, out,
-                 [](auto g, auto r) { return r > decltype(r)(0) ? g : decltype(g)(0); }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Threshold});
+                 [](auto g, auto r) { return r > decltype(r)(0) ? g : decltype(g)(0); }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Threshold});
   return out;
 }
 
@@ -46,11 +46,11 @@ Tensor leaky_relu(const Tensor& a, double negative_slope) {
   OpGuard guard("leaky_relu", a);
   Tensor out = map_float(a, [negative_slope](auto x) {
     return blend(x > decltype(x)(0), x, x * decltype(x)(negative_slope));
-  }, detail::CudaUnary{cuda::ops::UnaryOp::LeakyRelu, {.negative_slope = negative_slope}});
+  }, detail::DeviceUnary{dispatch::UnaryOp::LeakyRelu, {.negative_slope = negative_slope}});
   if (autograd::any_requires_grad(a))
     record_unary("LeakyReluBackward0", "leaky_relu_backward", a, out, a, [negative_slope](auto g, auto x) {
       return blend(x > decltype(x)(0), g, g * decltype(g)(negative_slope));
-    }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::LeakyRelu, {.negative_slope = negative_slope}});
+    }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::LeakyRelu, {.negative_slope = negative_slope}});
   return out;
 }
 
@@ -60,21 +60,21 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
     Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) {
       using C = decltype(x);
       return C(0.5) * x * (C(1) + verf(x * C(kSqrt1_2)));
-    }, detail::CudaUnary{cuda::ops::UnaryOp::Gelu});
+    }, detail::DeviceUnary{dispatch::UnaryOp::Gelu});
     if (autograd::any_requires_grad(a))
       record_unary("GeluBackward0", "gelu_backward", a, out, a, [](auto g, auto x) __attribute__((always_inline)) {
         using C = decltype(x);
         const C cdf = C(0.5) * (C(1) + verf(x * C(kSqrt1_2)));
         const C pdf = vexp(C(-0.5) * x * x) * C(kInvSqrt2Pi);
         return g * (cdf + x * pdf);
-      }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Gelu});
+      }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Gelu});
     return out;
   }
   if (approximate == "tanh") {
     Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) {
       using C = decltype(x);
       return C(0.5) * x * (C(1) + vtanh(C(kSqrt2_Pi) * (x + C(kGeluKappa) * x * x * x)));
-    }, detail::CudaUnary{cuda::ops::UnaryOp::GeluTanh});
+    }, detail::DeviceUnary{dispatch::UnaryOp::GeluTanh});
     if (autograd::any_requires_grad(a))
       record_unary("GeluBackward0", "gelu_backward", a, out, a, [](auto g, auto x) __attribute__((always_inline)) {
         using C = decltype(x);
@@ -83,7 +83,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
         const C left = C(0.5) * (C(1) + t);
         const C right = C(0.5) * x * (C(1) - t * t) * C(kSqrt2_Pi) * (C(1) + C(3 * kGeluKappa) * x2);
         return g * (left + right);
-      }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::GeluTanh});
+      }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::GeluTanh});
     return out;
   }
   throw ValueError("gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
@@ -91,13 +91,13 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
 
 Tensor silu(const Tensor& a) {
   OpGuard guard("silu", a);
-  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return x * vsigmoid(x); }, detail::CudaUnary{cuda::ops::UnaryOp::Silu});
+  Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return x * vsigmoid(x); }, detail::DeviceUnary{dispatch::UnaryOp::Silu});
   if (autograd::any_requires_grad(a))
     record_unary("SiluBackward0", "silu_backward", a, out, a, [](auto g, auto x) __attribute__((always_inline)) {
       using C = decltype(x);
       const C s = vsigmoid(x);
       return g * s * (C(1) + x * (C(1) - s));
-    }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Silu});
+    }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Silu});
   return out;
 }
 
@@ -110,14 +110,14 @@ Tensor softplus(const Tensor& a, double beta, double threshold) {
     using C = decltype(x);
     const C bx = x * C(beta);
     return bx > C(threshold) ? x : std::log1p(vexp(bx)) / C(beta);
-  }, detail::CudaUnary{cuda::ops::UnaryOp::Softplus, {.beta = beta, .threshold = threshold}});
+  }, detail::DeviceUnary{dispatch::UnaryOp::Softplus, {.beta = beta, .threshold = threshold}});
   if (autograd::any_requires_grad(a))
     record_unary("SoftplusBackward0", "softplus_backward", a, out, a,
                  [beta, threshold](auto g, auto x) __attribute__((always_inline)) {
                    using C = decltype(x);
                    const C bx = x * C(beta);
                    return blend(bx > C(threshold), g, g * vsigmoid(bx));
-                 }, detail::CudaUnaryBackward{cuda::ops::UnaryBackwardOp::Softplus, {.beta = beta, .threshold = threshold}});
+                 }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Softplus, {.beta = beta, .threshold = threshold}});
   return out;
 }
 

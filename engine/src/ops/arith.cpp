@@ -2,13 +2,13 @@
 #include <functional>
 #include <optional>
 
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "device_copy.h"
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/view.h"
@@ -60,18 +60,18 @@ void flat_kernel(Arith kind, const T* a, const T* b, T* o, int64_t n, double alp
 }
 
 // Writes a <kind> b into out (already shaped to the broadcast), all in dtype out.dtype().
-cuda::ops::BinaryOp cuda_op(Arith kind) {
+dispatch::BinaryOp cuda_op(Arith kind) {
   switch (kind) {
-    case Arith::Add: return cuda::ops::BinaryOp::Add;
-    case Arith::Sub: return cuda::ops::BinaryOp::Sub;
-    case Arith::Mul: return cuda::ops::BinaryOp::Mul;
-    case Arith::Div: return cuda::ops::BinaryOp::Div;
+    case Arith::Add: return dispatch::BinaryOp::Add;
+    case Arith::Sub: return dispatch::BinaryOp::Sub;
+    case Arith::Mul: return dispatch::BinaryOp::Mul;
+    case Arith::Div: return dispatch::BinaryOp::Div;
   }
-  return cuda::ops::BinaryOp::Add;
+  return dispatch::BinaryOp::Add;
 }
 
 void arith_into(Arith kind, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
-  if (out.is_cuda()) return cuda::ops::binary(cuda_op(kind), out, a, b, alpha);
+  if (!out.is_cpu()) return dispatch::binary(out.device(), cuda_op(kind), out, a, b, alpha);
   const ScalarType dt = out.dtype();
   if (a.dtype() == dt && b.dtype() == dt && a.sizes() == out.sizes() && b.sizes() == out.sizes() &&
       a.is_contiguous() && b.is_contiguous() && out.is_contiguous()) {
@@ -205,8 +205,8 @@ Tensor neg(const Tensor& a) {
   OpGuard guard("neg", a);
   if (a.dtype() == kBool) throw DTypeError("neg: negation of a bool tensor is not supported; use logical_not() instead");
   Tensor out = make_tensor(a.sizes(), a.dtype(), a.device());
-  if (out.is_cuda()) {
-    cuda::ops::unary(cuda::ops::UnaryOp::Neg, out, a);
+  if (!out.is_cpu()) {
+    dispatch::unary(out.device(), dispatch::UnaryOp::Neg, out, a, {});
   } else {
     cpu::ElementwiseLoop loop(out, {a});
     visit_dtype(a.dtype(), [&]<typename T>() {
@@ -240,8 +240,8 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
   OpGuard guard("fill_", self);
   const bool needs_grad = autograd::any_requires_grad(self);
   detail::check_inplace(self, "fill_", needs_grad);
-  if (self.is_cuda()) {
-    cuda::ops::fill(self, value);
+  if (!self.is_cpu()) {
+    dispatch::fill(self.device(), self, value);
   } else {
     cpu::ElementwiseLoop loop(self, std::vector<Tensor>{});
     visit_dtype(self.dtype(), [&]<typename T>() {
@@ -269,19 +269,19 @@ Tensor& apply_inplace(Tensor& self, const char* op, Tensor (*fn)(const Tensor&))
 
 namespace {
 // self = f(self, b, c) elementwise in self's dtype; optimizer updates, never recorded.
-// on_cuda: the kernel for a tensor on a GPU (kernels/cuda/ternary.h).
+// on_device: the kernel for a tensor on a GPU (kernels/cuda/ternary.h).
 template <typename F>
 Tensor& ternary_update(Tensor& self, const Tensor& b, const Tensor& c, const char* op, F f,
-                       const std::function<void()>& on_cuda) {
+                       const std::function<void()>& on_device) {
   OpGuard guard(op, self, b, c);
   if (autograd::any_requires_grad(self, b, c))
     throw NotImplementedError(std::string(op) + " does not record autograd history; call it under rt::NoGradGuard");
   detail::check_inplace_shape(self, b, op);
   detail::check_inplace_shape(self, c, op);
-  if (detail::op_device(op, self, b, c).is_cuda()) {
+  if (!detail::op_device(op, self, b, c).is_cpu()) {
     if (!is_floating(self.dtype()))
       throw DTypeError(std::string(op) + ": expected a floating point tensor, got " + std::string(dtype_name(self.dtype())));
-    on_cuda();
+    on_device();
     self.bump_version();
     return self;
   }
@@ -302,21 +302,21 @@ Tensor& addcmul_(Tensor& self, const Tensor& b, const Tensor& c, const Scalar& v
   const double v = value.to_double();
   return ternary_update(
       self, b, c, "addcmul_", [v](auto x, auto y, auto z) { return x + decltype(x)(v) * y * z; },
-      [&] { cuda::ops::ternary(cuda::ops::TernaryOp::AddCMul, self, self, b, c, v); });
+      [&] { dispatch::ternary(self.device(), dispatch::TernaryOp::AddCMul, self, self, b, c, v); });
 }
 
 Tensor& addcdiv_(Tensor& self, const Tensor& b, const Tensor& c, const Scalar& value) {
   const double v = value.to_double();
   return ternary_update(
       self, b, c, "addcdiv_", [v](auto x, auto y, auto z) { return x + decltype(x)(v) * y / z; },
-      [&] { cuda::ops::ternary(cuda::ops::TernaryOp::AddCDiv, self, self, b, c, v); });
+      [&] { dispatch::ternary(self.device(), dispatch::TernaryOp::AddCDiv, self, self, b, c, v); });
 }
 
 Tensor& lerp_(Tensor& self, const Tensor& end, const Scalar& weight) {
   const double w = weight.to_double();
   return ternary_update(
       self, end, end, "lerp_", [w](auto x, auto y, auto) { return x + decltype(x)(w) * (y - x); },
-      [&] { cuda::ops::binary(cuda::ops::BinaryOp::Lerp, self, self, end, w); });
+      [&] { dispatch::binary(self.device(), dispatch::BinaryOp::Lerp, self, self, end, w); });
 }
 
 }  // namespace rt

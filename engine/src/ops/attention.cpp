@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "../amp/autocast_policy.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/linalg.h"

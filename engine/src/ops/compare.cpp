@@ -13,7 +13,7 @@ using detail::convert;
 
 namespace {
 
-enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };  // in the order of cuda::ops::CompareOp
+enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };  // in the order of dispatch::CompareOp
 
 Shape broadcast_of(const Tensor& a, const Tensor& b, const char* op) {
   return a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), op);
@@ -23,8 +23,8 @@ Tensor compare(Cmp kind, const char* name, const Tensor& a, const Tensor& b) {
   OpGuard guard(name, a, b);
   const ScalarType dt = result_type(a, b);
   Tensor out = make_tensor(broadcast_of(a, b, name), kBool, detail::op_device(name, a, b));
-  if (out.is_cuda()) {
-    cuda::ops::compare(cuda::ops::CompareOp(int(kind)), out, a, b, dt);
+  if (!out.is_cpu()) {
+    dispatch::compare(out.device(), dispatch::CompareOp(int(kind)), out, a, b, dt);
     return out;
   }
   const Tensor ac = convert(a, dt), bc = convert(b, dt);  // the loop keeps raw pointers into them
@@ -48,10 +48,10 @@ enum class Logic { And, Or, Xor };
 Tensor logical(Logic kind, const char* name, const Tensor& a, const Tensor& b) {
   OpGuard guard(name, a, b);
   Tensor out = make_tensor(broadcast_of(a, b, name), kBool, detail::op_device(name, a, b));
-  if (out.is_cuda()) {
-    const auto op = kind == Logic::And ? cuda::ops::BinaryOp::LogicalAnd
-                    : kind == Logic::Or ? cuda::ops::BinaryOp::LogicalOr : cuda::ops::BinaryOp::LogicalXor;
-    cuda::ops::binary(op, out, a, b);
+  if (!out.is_cpu()) {
+    const auto op = kind == Logic::And ? dispatch::BinaryOp::LogicalAnd
+                    : kind == Logic::Or ? dispatch::BinaryOp::LogicalOr : dispatch::BinaryOp::LogicalXor;
+    dispatch::binary(out.device(), op, out, a, b, 1.0);
     return out;
   }
   const Tensor ac = convert(a, kBool), bc = convert(b, kBool);
@@ -118,7 +118,7 @@ void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const 
 // A 0-dim tensor holding `value` in dtype dt on `device`.
 Tensor device_scalar(const Scalar& value, ScalarType dt, Device device) {
   Tensor v = make_tensor({}, dt, device);
-  if (device.is_cuda()) cuda::ops::fill(v, value);
+  if (!device.is_cpu()) dispatch::fill(v.device(), v, value);
   else fill_(v, value);
   return v;
 }
@@ -126,9 +126,9 @@ Tensor device_scalar(const Scalar& value, ScalarType dt, Device device) {
 Tensor grad_where(const Tensor& grad, const Tensor& mask, bool keep_when) {
   OpGuard guard("where", mask, grad);
   Tensor out = make_tensor(broadcast_of(grad, mask, "where"), grad.dtype(), detail::op_device("where", grad, mask));
-  if (out.is_cuda()) {
+  if (!out.is_cpu()) {
     const Tensor zero = device_scalar(0, grad.dtype(), out.device());
-    cuda::ops::where(out, mask, keep_when ? grad : zero, keep_when ? zero : grad);
+    dispatch::where(out.device(), out, mask, keep_when ? grad : zero, keep_when ? zero : grad);
     return out;
   }
   detail::visit_float(grad.dtype(),
@@ -144,8 +144,8 @@ void check_mask(const Tensor& mask, const Tensor& self, const char* op) {
 }
 
 void masked_fill_into(const Tensor& out, const Tensor& a, const Tensor& mask, const Scalar& value) {
-  if (detail::op_device("masked_fill", out, a, mask).is_cuda())
-    return cuda::ops::where(out, mask, device_scalar(value, out.dtype(), out.device()), a);
+  if (!detail::op_device("masked_fill", out, a, mask).is_cpu())
+    return dispatch::where(out.device(), out, mask, device_scalar(value, out.dtype(), out.device()), a);
   visit_dtype(out.dtype(), [&]<typename T>() { masked_select_kernel<T>(out, a, mask, value.to<T>(), true); });
 }
 
@@ -165,8 +165,8 @@ Tensor logical_xor(const Tensor& a, const Tensor& b) { return logical(Logic::Xor
 Tensor logical_not(const Tensor& a) {
   OpGuard guard("logical_not", a);
   Tensor out = make_tensor(a.sizes(), kBool, a.device());
-  if (out.is_cuda()) {
-    cuda::ops::unary(cuda::ops::UnaryOp::LogicalNot, out, a);
+  if (!out.is_cpu()) {
+    dispatch::unary(out.device(), dispatch::UnaryOp::LogicalNot, out, a, {});
     return out;
   }
   cpu::ElementwiseLoop loop(out, {a});
@@ -180,8 +180,8 @@ Tensor isnan(const Tensor& a) {
   OpGuard guard("isnan", a);
   if (!is_floating(a.dtype())) return zeros(a.sizes(), TensorOptions(kBool).with_device(a.device()));
   Tensor out = make_tensor(a.sizes(), kBool, a.device());
-  if (out.is_cuda()) {
-    cuda::ops::unary(cuda::ops::UnaryOp::IsNan, out, a);
+  if (!out.is_cpu()) {
+    dispatch::unary(out.device(), dispatch::UnaryOp::IsNan, out, a, {});
     return out;
   }
   cpu::ElementwiseLoop loop(out, {a});
@@ -195,8 +195,8 @@ Tensor isinf(const Tensor& a) {
   OpGuard guard("isinf", a);
   if (!is_floating(a.dtype())) return zeros(a.sizes(), TensorOptions(kBool).with_device(a.device()));
   Tensor out = make_tensor(a.sizes(), kBool, a.device());
-  if (out.is_cuda()) {
-    cuda::ops::unary(cuda::ops::UnaryOp::IsInf, out, a);
+  if (!out.is_cpu()) {
+    dispatch::unary(out.device(), dispatch::UnaryOp::IsInf, out, a, {});
     return out;
   }
   cpu::ElementwiseLoop loop(out, {a});
@@ -217,7 +217,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(broadcast_of(cond, a, "where"), b.sizes(), "where");
   Tensor c = convert(cond, kBool);
   Tensor out = make_tensor(shape, dt, detail::op_device("where", cond, a, b));
-  if (out.is_cuda()) cuda::ops::where(out, c, a, b);
+  if (!out.is_cpu()) dispatch::where(out.device(), out, c, a, b);
   else visit_dtype(dt, [&]<typename T>() { where_kernel<T>(out, c, convert(a, dt), convert(b, dt)); });
   if (autograd::any_requires_grad(a, b) && is_floating(dt)) {
     const bool ga = a.requires_grad(), gb = b.requires_grad();

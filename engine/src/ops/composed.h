@@ -1,6 +1,6 @@
 // composed: the GPU paths of ops that have no kernel of their own, written with ops that do.
 //
-//   if (t.is_cuda()) {
+//   if (!t.is_cpu()) {
 //     Tensor out = detail::composed::logsumexp(t, plan.dims, keepdim);
 //     ...record LogsumexpBackward0, whose closure calls composed::logsumexp_backward
 //   }

@@ -5,14 +5,14 @@
 #include <algorithm>
 
 #include "../amp/autocast_policy.h"
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "op_device.h"
 #include "device_copy.h"
 #include "../../kernels/cpu/gemm.h"
 #include "../../kernels/cpu/im2col.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/linalg.h"
 #include "rt/ops/view.h"
 
@@ -177,7 +177,7 @@ Tensor conv_core_cuda(const ConvShape& s, const Tensor& input, const Tensor& wei
   const ScalarType dt = input.dtype();
   const Tensor in = input.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor out = make_tensor({s.N, s.Cout, s.g.oH, s.g.oW}, dt, input.device());
-  cuda::ops::conv2d(out, in, w, b, s.g, s.groups);
+  dispatch::conv2d(out.device(), out, in, w, b, s.g, s.groups);
   if (!autograd::any_requires_grad(input, weight, bias)) return out;
   const bool gi = input.requires_grad(), gw = weight.requires_grad(), gb = bias.defined() && bias.requires_grad();
   using autograd::SavedTensor;
@@ -189,14 +189,14 @@ Tensor conv_core_cuda(const ConvShape& s, const Tensor& input, const Tensor& wei
                      if (gi) r[0] = make_tensor(x.sizes(), x.dtype(), x.device());
                      if (gw) r[1] = make_tensor(wv.sizes(), wv.dtype(), wv.device());
                      if (gb) r[2] = make_tensor({s.Cout}, go.dtype(), go.device());
-                     cuda::ops::conv2d_backward(r[0], r[1], r[2], go, x, wv, s.g, s.groups);
+                     dispatch::conv2d_backward(go.device(), r[0], r[1], r[2], go, x, wv, s.g, s.groups);
                      return r;
                    });
   return out;
 }
 
 Tensor conv_core(const ConvShape& s, const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  if (input.is_cuda() || weight.is_cuda()) return conv_core_cuda(s, input, weight, bias);
+  if (!input.is_cpu() || !weight.is_cpu()) return conv_core_cuda(s, input, weight, bias);
   const ScalarType dt = input.dtype(), ct = compute_dtype(dt);
   Tensor in = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
   Tensor out = make_tensor({s.N, s.Cout, s.g.oH, s.g.oW}, ct);

@@ -1,7 +1,7 @@
 // Deterministic factories; random ones live in random.cpp, ranges in range.cpp.
 #include "rt/ops/creation.h"
 
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/elementwise.h"
 
 namespace rt {

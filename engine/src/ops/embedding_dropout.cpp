@@ -1,13 +1,13 @@
 // embedding (row gather with a dense, padding-aware backward) and dropout (inverted, engine RNG).
 #include <cstring>
 
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
 #include "nn_rows.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/nn_functional.h"
@@ -45,12 +45,12 @@ Tensor embedding_cuda(const Tensor& weight, const Tensor& idx, const Shape& inde
   Shape shape = index_shape;
   shape.push_back(D);
   Tensor out = make_tensor(shape, weight.dtype(), weight.device());
-  cuda::ops::embedding(out, dense(weight, weight.dtype()), idx);
+  dispatch::embedding(out.device(), out, dense(weight, weight.dtype()), idx);
   if (autograd::any_requires_grad(weight))
     autograd::record("EmbeddingBackward0", {weight}, {out},
                      [V, D, padding_idx, dt = weight.dtype(), si = SavedTensor(idx)](const TensorList& g) {
                        Tensor gw = make_tensor({V, D}, dt, g[0].device());
-                       cuda::ops::embedding_backward(gw, dense(g[0], dt), si.unpack(), padding_idx);
+                       dispatch::embedding_backward(g[0].device(), gw, dense(g[0], dt), si.unpack(), padding_idx);
                        return TensorList{gw};
                      });
   return out;
@@ -70,7 +70,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
     throw ValueError("embedding: padding_idx " + std::to_string(padding_idx) + " must be within num_embeddings " +
                      std::to_string(V) + module_context());
   Tensor idx = dense(indices, kInt64);
-  if (detail::op_device("embedding", weight, indices).is_cuda()) return embedding_cuda(weight, idx, indices.sizes(), padding_idx);
+  if (!detail::op_device("embedding", weight, indices).is_cpu()) return embedding_cuda(weight, idx, indices.sizes(), padding_idx);
   const int64_t* ip = idx.data_ptr<int64_t>();
   const int64_t n = idx.numel();
   for (int64_t i = 0; i < n; ++i)
@@ -107,13 +107,13 @@ Tensor dropout_cuda(const Tensor& x, double p) {
   Tensor xc = x.contiguous();
   Tensor mask = make_tensor(x.sizes(), kBool, x.device());
   Tensor out = make_tensor(x.sizes(), x.dtype(), x.device());
-  cuda::ops::dropout(out, mask, xc, p);
+  dispatch::dropout(out.device(), out, mask, xc, p);
   const double scale = 1.0 / (1.0 - p);
   if (autograd::any_requires_grad(x))
     autograd::record("NativeDropoutBackward0", {x}, {out}, [scale, sm = SavedTensor(mask)](const TensorList& g) {
       Tensor m = sm.unpack();
       Tensor gx = make_tensor(m.sizes(), g[0].dtype(), m.device());
-      cuda::ops::dropout_backward(gx, g[0].contiguous(), m, scale);
+      dispatch::dropout_backward(g[0].device(), gx, g[0].contiguous(), m, scale);
       return TensorList{gx};
     });
   return out;
@@ -129,7 +129,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
                      module_context());
   if (!training || p == 0.0 || x.numel() == 0) return x;
   if (p == 1.0) return x * zeros({}, x.dtype());
-  if (x.is_cuda()) return dropout_cuda(x, p);
+  if (!x.is_cpu()) return dropout_cuda(x, p);
   const ScalarType udt = x.dtype() == kFloat64 ? kFloat64 : kFloat32;
   Tensor u = rand(x.sizes(), udt);
   Tensor mask = make_tensor(x.sizes(), kBool);

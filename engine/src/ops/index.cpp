@@ -1,16 +1,16 @@
 // gather, scatter_add, index_select (with the index_add its backward needs), one_hot.
-// On a GPU the same checks run here and the kernels of engine/src/cuda/ops_index.h do the
+// On a GPU the same checks run here and the kernels of engine/src/ops/dispatch_stubs.h do the
 // work; they check the index range on the device (the index is never copied to the host).
 #include <algorithm>
 #include <cstring>
 
 #include "../amp/autocast_policy.h"
-#include "cuda/ops_index.h"
+#include "dispatch_stubs.h"
 #include "device_copy.h"
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
@@ -299,8 +299,8 @@ Tensor index_add_into_zeros(const Shape& shape, int64_t dim, const Tensor& idx, 
   const Device device = index_op_device("index_add", {&source, &idx});
   Tensor out = zeros_on(shape, source.dtype(), device);
   const Tensor o1 = as_vector(out), s1 = as_vector(source);
-  if (device.is_cuda())
-    launch_checked([&] { cuda::ops::index_add(o1, dim, idx, s1); }, o1.sizes()[size_t(dim)],
+  if (!device.is_cpu())
+    launch_checked([&] { dispatch::index_add(o1.device(), o1, dim, idx, s1); }, o1.sizes()[size_t(dim)],
                    "index_add into shape " + format_shape(shape) + ", source shape " + format_shape(source.sizes()));
   else
     index_add_cpu(o1, s1, dim, idx);
@@ -324,8 +324,8 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   const Tensor t1 = as_vector(t), idx = contiguous_copy(as_vector(index), kInt64);
   Tensor out = make_tensor(index.sizes(), t.dtype(), device);
   const int64_t bound = t1.sizes()[size_t(dim)];
-  if (device.is_cuda()) {
-    launch_checked([&] { cuda::ops::gather(as_vector(out), t1, dim, idx); }, bound, shapes);
+  if (!device.is_cpu()) {
+    launch_checked([&] { dispatch::gather(t1.device(), as_vector(out), t1, dim, idx); }, bound, shapes);
   } else {
     check_index_range(idx, bound, "gather", dim, shapes);
     gather_cpu(out, t1, dim, idx);
@@ -361,8 +361,8 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   detail::copy_into(out, self);
   const Tensor o1 = as_vector(out);
   const int64_t bound = o1.sizes()[size_t(dim)];
-  if (device.is_cuda()) {
-    launch_checked([&] { cuda::ops::scatter_add(o1, dim, idx, s1); }, bound, shapes);
+  if (!device.is_cpu()) {
+    launch_checked([&] { dispatch::scatter_add(o1.device(), o1, dim, idx, s1); }, bound, shapes);
   } else {
     check_index_range(idx, bound, "scatter_add", dim, shapes);
     scatter_add_cpu(o1, dim, idx, s1);
@@ -396,8 +396,8 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   if (t.dim() > 0) out_shape[size_t(dim)] = idx.numel();
   Tensor out = make_tensor(out_shape, t.dtype(), device);
   const int64_t bound = t1.sizes()[size_t(dim)];
-  if (device.is_cuda()) {
-    launch_checked([&] { cuda::ops::index_select(as_vector(out), t1, dim, idx); }, bound, shapes);
+  if (!device.is_cpu()) {
+    launch_checked([&] { dispatch::index_select(t1.device(), as_vector(out), t1, dim, idx); }, bound, shapes);
   } else {
     check_index_range(idx, bound, "index_select", dim, shapes);
     index_select_cpu(out, t1, dim, idx);
@@ -462,7 +462,7 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
   if (n == 0 && num_classes == -1)
     throw ValueError("one_hot: cannot infer the number of classes from an empty tensor (shape " +
                      format_shape(labels.sizes()) + "); pass num_classes explicitly");
-  if (l.is_cuda()) return one_hot_cuda(labels, l, num_classes);
+  if (!l.is_cpu()) return one_hot_cuda(labels, l, num_classes);
   const int64_t* p = l.data_ptr<int64_t>();
   int64_t neg = -1, top = -1;  // positions of the first negative and of the first largest label
   for (int64_t i = 0; i < n; ++i) {

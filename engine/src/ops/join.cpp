@@ -7,7 +7,7 @@
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/shape.h"
 #include "rt/ops/view.h"

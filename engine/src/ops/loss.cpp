@@ -5,14 +5,14 @@
 
 #include "../amp/autocast_policy.h"
 #include "composed.h"
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
 #include "nn_rows.h"
 #include "pointwise.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/nn_functional.h"
@@ -206,25 +206,25 @@ Tensor class_loss_cuda(const char* node, const ClassLoss& P, Reduction red, cons
   const ScalarType dt = input.dtype();
   if (!is_floating(dt))
     throw DTypeError(std::string(node) + ": input must be floating point, got " + std::string(dtype_name(dt)) + module_context());
-  cuda::ops::ClassLossArgs a;
+  dispatch::ClassLossArgs a;
   a.x = dense(input, dt);
   a.target = dense(target, kInt64);
   a.weight = weight.defined() ? dense(weight, dt) : Tensor();
   a.lse = P.logits ? make_tensor({P.L.n * P.L.inner}, kFloat64, input.device()) : Tensor();
   a.total_weight = make_tensor({1}, kFloat64, input.device());
   a.ignore_index = P.ignore;
-  a.reduction = red == Reduction::None ? cuda::ops::LossReduction::None
-                : red == Reduction::Mean ? cuda::ops::LossReduction::Mean : cuda::ops::LossReduction::Sum;
+  a.reduction = red == Reduction::None ? dispatch::LossReduction::None
+                : red == Reduction::Mean ? dispatch::LossReduction::Mean : dispatch::LossReduction::Sum;
   a.label_smoothing = P.eps;
   a.logits = P.logits;
   Tensor out = make_tensor(red == Reduction::None ? P.L.target_shape : Shape{}, dt, input.device());
-  cuda::ops::class_loss(out, a);
+  dispatch::class_loss(out.device(), out, a);
   if (autograd::any_requires_grad(input))
     autograd::record(node, {input}, {out}, [a, sx = SavedTensor(a.x)](const TensorList& g) {
-      cuda::ops::ClassLossArgs b = a;
+      dispatch::ClassLossArgs b = a;
       b.x = sx.unpack();  // checks the input was not modified in place since
       Tensor gx = make_tensor(b.x.sizes(), b.x.dtype(), b.x.device());
-      cuda::ops::class_loss_backward(gx, dense(g[0], b.x.dtype()), b);
+      dispatch::class_loss_backward(g[0].device(), gx, dense(g[0], b.x.dtype()), b);
       return TensorList{gx};
     });
   return out;
@@ -244,7 +244,7 @@ Tensor class_loss(const char* op, const char* node, const Tensor& input, const T
   P.logits = logits;
   const ScalarType dt = input.dtype();
   const int64_t S = P.L.n * P.L.inner;
-  if (detail::op_device(op, input, target, weight).is_cuda()) return class_loss_cuda(node, P, red, input, target, weight);
+  if (!detail::op_device(op, input, target, weight).is_cpu()) return class_loss_cuda(node, P, red, input, target, weight);
   Tensor x = dense(input, dt), tgt = dense(target, kInt64);
   Tensor w = weight.defined() ? dense(weight, dt) : Tensor();
   check_targets(op, tgt.data_ptr<int64_t>(), S, P.L.c, ignore_index);
@@ -379,7 +379,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   const ScalarType dt = promote_types(input.dtype(), target.dtype());
   const Shape shape = broadcast_shapes(input.sizes(), target.sizes(), "mse_loss");
   Tensor x = detail::convert(input.detach(), dt), t = detail::convert(target.detach(), dt);
-  if (detail::op_device("mse_loss", x, t).is_cuda()) return mse_loss_cuda(input, target, x, t, red);
+  if (!detail::op_device("mse_loss", x, t).is_cpu()) return mse_loss_cuda(input, target, x, t, red);
   Tensor el = make_tensor(shape, dt);
   cpu::ElementwiseLoop loop(el, {x, t});
   visit_float(dt, "mse_loss", "input", [&]<typename T>() {
@@ -421,7 +421,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   Tensor x = detail::convert(input.detach(), dt), t = detail::convert(target.detach(), dt);
   Tensor w = weight.defined() ? detail::convert(weight.detach(), dt) : scalar_of(1.0, dt);
   Tensor pw = pos_weight.defined() ? detail::convert(pos_weight.detach(), dt) : scalar_of(1.0, dt);
-  if (detail::op_device(op, x, t, w, pw).is_cuda()) return bce_with_logits_cuda(input, target, weight, pos_weight, x, t, w, pw, red);
+  if (!detail::op_device(op, x, t, w, pw).is_cpu()) return bce_with_logits_cuda(input, target, weight, pos_weight, x, t, w, pw, red);
   Tensor el = bce_map(dt, shape, x, t, w, pw, [](auto xv, auto tv, auto wv, auto pv) {
     using C = decltype(xv);
     return wv * ((C(1) - tv) * xv - (C(1) + (pv - C(1)) * tv) * log_sigmoid(xv));

@@ -1,14 +1,14 @@
 // matmul, mm, bmm, addmm, linear: shape checks here, products in cpu::matmul_into (OpenBLAS)
-// or, for tensors on a GPU, cuda::ops::matmul (cuBLAS).
+// or, for tensors on a GPU, dispatch::matmul (cuBLAS).
 #include "../amp/autocast_policy.h"
 #include "../../kernels/cpu/gemm.h"
 #include "../../kernels/cpu/loops.h"
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "device_copy.h"
 #include "op_device.h"
 #include "reduce_cuda.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/linalg.h"
 #include "rt/ops/view.h"
@@ -43,7 +43,7 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
 }
 
 void matmul_into(const Tensor& out, const Tensor& a, const Tensor& b, double alpha = 1.0, double beta = 0.0) {
-  if (out.is_cuda()) cuda::ops::matmul(out, a, b, alpha, beta);
+  if (!out.is_cpu()) dispatch::matmul(out.device(), out, a, b, alpha, beta);
   else cpu::matmul_into(out, a, b, alpha, beta);
 }
 
@@ -294,8 +294,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
              if (gw) grads[1] = mm(g2.t(), sx.unpack());
              if (gb) {
                OpGuard sum_guard("sum", g2);
-               if (g2.is_cuda()) {
-                 grads[2] = detail::cuda_reduce(cuda::ops::ReduceOp::Sum, g2, {0}, false, g2.dtype(), "sum").first;
+               if (!g2.is_cpu()) {
+                 grads[2] = detail::cuda_reduce(dispatch::ReduceOp::Sum, g2, {0}, false, g2.dtype(), "sum").first;
                } else {
                  Tensor gc = contiguous(g2);
                  grads[2] = make_tensor({out_f}, gc.dtype());

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "../amp/autocast_policy.h"
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "op_device.h"
 #include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
@@ -10,7 +10,7 @@
 #include "nn_rows.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/nn_functional.h"
 
@@ -230,7 +230,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   Tensor out = make_tensor(xs, dt, dev);
   Tensor mean = make_tensor({M}, kFloat64, dev), rstd = make_tensor({M}, kFloat64, dev);
   visit_float(dt, "layer_norm", [&]<typename T>() {
-    if (dev.is_cuda()) return cuda::ops::layer_norm(out, mean, rstd, xc, w, b, D, eps);
+    if (!dev.is_cpu()) return dispatch::layer_norm(out.device(), out, mean, rstd, xc, w, b, D, eps);
     layer_norm_forward<T>(xc.data_ptr<T>(), ptr_or_null<T>(w), ptr_or_null<T>(b), out.data_ptr<T>(),
                           mean.data_ptr<double>(), rstd.data_ptr<double>(), M, D, eps);
   });
@@ -243,10 +243,10 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                        Tensor xv = sx.unpack(), wv = sw.defined() ? sw.unpack() : Tensor();
                        Tensor gc = dense(g[0], xv.dtype());
                        Tensor dx = need[0] ? make_tensor(xv.sizes(), xv.dtype(), xv.device()) : Tensor();
-                       if (xv.is_cuda()) {
+                       if (!xv.is_cpu()) {
                          Tensor gw = need[1] ? make_tensor(wt.shape, wt.dtype, xv.device()) : Tensor();
                          Tensor gb = need[2] ? make_tensor(bt.shape, bt.dtype, xv.device()) : Tensor();
-                         cuda::ops::layer_norm_backward(dx, gw, gb, gc, xv, wv, sm.unpack(), sr.unpack(), D);
+                         dispatch::layer_norm_backward(gc.device(), dx, gw, gb, gc, xv, wv, sm.unpack(), sr.unpack(), D);
                          return TensorList{dx, gw, gb};
                        }
                        std::vector<double> dw(static_cast<size_t>(D)), db(static_cast<size_t>(D));
@@ -278,7 +278,7 @@ Tensor batch_norm_cuda(const Tensor& x, const Tensor& running_mean, const Tensor
   Tensor mean = make_tensor({C}, kFloat64, x.device()), invstd = make_tensor({C}, kFloat64, x.device());
   {
     NoGradGuard no_grad;
-    cuda::ops::batch_norm(out, mean, invstd, xc, weight.defined() ? weight.detach().contiguous() : Tensor(),
+    dispatch::batch_norm(out.device(), out, mean, invstd, xc, weight.defined() ? weight.detach().contiguous() : Tensor(),
                           bias.defined() ? bias.detach().contiguous() : Tensor(), running_mean, running_var, training,
                           momentum, eps);
   }
@@ -296,7 +296,7 @@ Tensor batch_norm_cuda(const Tensor& x, const Tensor& running_mean, const Tensor
                        Tensor dx = need[0] ? make_tensor(xv.sizes(), xv.dtype(), xv.device()) : Tensor();
                        Tensor gw = need[1] ? make_tensor(wt.shape, wt.dtype, xv.device()) : Tensor();
                        Tensor gb = need[2] ? make_tensor(bt.shape, bt.dtype, xv.device()) : Tensor();
-                       cuda::ops::batch_norm_backward(dx, gw, gb, g[0].contiguous(), xv, wv, mean, invstd, training);
+                       dispatch::batch_norm_backward(g[0].device(), dx, gw, gb, g[0].contiguous(), xv, wv, mean, invstd, training);
                        return TensorList{dx, gw, gb};
                      });
   }
@@ -326,7 +326,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     throw ValueError("batch_norm: expected more than 1 value per channel when training, got input size " +
                      format_shape(x.sizes()) + module_context());
   const ScalarType dt = x.dtype();
-  if (detail::op_device("batch_norm", x, running_mean, running_var, weight, bias).is_cuda())
+  if (!detail::op_device("batch_norm", x, running_mean, running_var, weight, bias).is_cpu())
     return batch_norm_cuda(x, running_mean, running_var, weight, bias, training, momentum, eps);
   Tensor xc = dense(x, dt);
   Tensor w = weight.defined() ? dense(weight, dt) : Tensor(), b = bias.defined() ? dense(bias, dt) : Tensor();

@@ -10,11 +10,11 @@
 #include <type_traits>
 
 #include "../../kernels/cpu/loops.h"
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "inplace.h"
 #include "op_device.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 namespace rt::detail {
 
@@ -165,26 +165,27 @@ template <typename C>
 // such a lambda out of line, and a call per element stops the loops in kernels/cpu/loops.h from
 // vectorising (gelu ran 4x slower). Small lambdas are inlined without help.
 
-// What a pointwise op runs on a CUDA tensor (kernels/cuda/unary.h). An op that passes none
-// has no CUDA kernel yet: on a GPU tensor it fails with a DeviceError naming it.
-struct CudaUnary {
-  cuda::ops::UnaryOp op;
+// What a pointwise op runs off the host: the `unary` stub (dispatch_stubs.h) with this op, whose
+// CUDA kernel is kernels/cuda/unary.h. An op that passes none has no device kernel yet: on a GPU
+// tensor its CPU loop refuses the device memory with a DeviceError.
+struct DeviceUnary {
+  dispatch::UnaryOp op;
   cuda_kernels::UnaryParams params{};
 };
 
-// Its fused backward on a CUDA tensor (kernels/cuda/unary_backward.h), likewise optional.
-struct CudaUnaryBackward {
-  cuda::ops::UnaryBackwardOp op;
+// Its fused backward off the host (the `unary_backward` stub, kernels/cuda/unary_backward.h), likewise optional.
+struct DeviceUnaryBackward {
+  dispatch::UnaryBackwardOp op;
   cuda_kernels::UnaryParams params{};
 };
 
 // out = op(a) for a floating-only function; op is generic over float and double.
 template <typename Op>
-Tensor map_float(const Tensor& a, Op op, std::optional<CudaUnary> on_cuda = std::nullopt) {
+Tensor map_float(const Tensor& a, Op op, std::optional<DeviceUnary> on_device = std::nullopt) {
   const ScalarType in = a.dtype();
   Tensor out = make_tensor(a.sizes(), float_result(in), a.device());
-  if (out.is_cuda() && on_cuda) {
-    cuda::ops::unary(on_cuda->op, out, a, on_cuda->params);
+  if (!out.is_cpu() && on_device) {
+    dispatch::unary(out.device(), on_device->op, out, a, on_device->params);
     return out;
   }
   cpu::ElementwiseLoop loop(out, {a});
@@ -201,10 +202,10 @@ Tensor map_float(const Tensor& a, Op op, std::optional<CudaUnary> on_cuda = std:
 
 // out = op(a) in a's dtype for every dtype but bool (the caller handles bool first).
 template <typename Op>
-Tensor map_same(const Tensor& a, Op op, std::optional<CudaUnary> on_cuda = std::nullopt) {
+Tensor map_same(const Tensor& a, Op op, std::optional<DeviceUnary> on_device = std::nullopt) {
   Tensor out = make_tensor(a.sizes(), a.dtype(), a.device());
-  if (out.is_cuda() && on_cuda) {
-    cuda::ops::unary(on_cuda->op, out, a, on_cuda->params);
+  if (!out.is_cpu() && on_device) {
+    dispatch::unary(out.device(), on_device->op, out, a, on_device->params);
     return out;
   }
   cpu::ElementwiseLoop loop(out, {a});
@@ -218,12 +219,12 @@ Tensor map_same(const Tensor& a, Op op, std::optional<CudaUnary> on_cuda = std::
 // grad. Reported to observers as `name` ("sigmoid_backward"), like PyTorch's backward ops.
 template <typename Op>
 Tensor map_grad(const char* name, const Tensor& grad, const Tensor& saved, Op op,
-                std::optional<CudaUnaryBackward> on_cuda = std::nullopt) {
+                std::optional<DeviceUnaryBackward> on_device = std::nullopt) {
   OpGuard guard(name, grad, saved);
   const ScalarType dt = saved.dtype();
   Tensor out = make_tensor(grad.sizes(), dt, op_device(name, grad, saved));
-  if (out.is_cuda() && on_cuda) {
-    cuda::ops::unary_backward(on_cuda->op, out, grad, saved, on_cuda->params);
+  if (!out.is_cpu() && on_device) {
+    dispatch::unary_backward(out.device(), on_device->op, out, grad, saved, on_device->params);
     return out;
   }
   Tensor g = convert(grad, dt);
@@ -246,9 +247,9 @@ Tensor map_grad3(const char* name, ScalarType dt, const Tensor& grad, const Tens
 // Records node `name` for out = f(in), whose backward is map_grad(backward_op, grad, saved, op).
 template <typename Op>
 void record_unary(const char* name, const char* backward_op, const Tensor& in, const Tensor& out,
-                  const Tensor& saved, Op op, std::optional<CudaUnaryBackward> on_cuda = std::nullopt) {
-  autograd::record(name, {in}, {out}, [s = autograd::SavedTensor(saved), backward_op, op, on_cuda](const TensorList& g) {
-    return TensorList{map_grad(backward_op, g[0], s.unpack(), op, on_cuda)};
+                  const Tensor& saved, Op op, std::optional<DeviceUnaryBackward> on_device = std::nullopt) {
+  autograd::record(name, {in}, {out}, [s = autograd::SavedTensor(saved), backward_op, op, on_device](const TensorList& g) {
+    return TensorList{map_grad(backward_op, g[0], s.unpack(), op, on_device)};
   });
 }
 

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <limits>
 
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/linalg.h"
 
 namespace rt {
@@ -128,7 +128,7 @@ AvgWindow avg_window(const PoolShape& s, int64_t oh, int64_t ow, bool count_incl
   return {h0, h1, w0, w1, count_include_pad ? padded : (h1 - h0) * (w1 - w0)};
 }
 
-cuda::ops::PoolWindow window_of(const PoolShape& s) { return {s.kH, s.kW, s.sH, s.sW, s.pH, s.pW, s.dH, s.dW}; }
+dispatch::PoolWindow window_of(const PoolShape& s) { return {s.kH, s.kW, s.sH, s.sW, s.pH, s.pW, s.dH, s.dW}; }
 
 // Pooling on a GPU: one kernel each way (kernels/cuda/pooling.h).
 Tensor max_pool2d_cuda(const PoolShape& s, const Tensor& input) {
@@ -138,12 +138,12 @@ Tensor max_pool2d_cuda(const PoolShape& s, const Tensor& input) {
   const Tensor in = input.contiguous();
   Tensor out = make_tensor(s.out_shape, input.dtype(), input.device());
   Tensor indices = make_tensor(s.out_shape, kInt64, input.device());
-  cuda::ops::max_pool2d(out, indices, in, window_of(s));
+  dispatch::max_pool2d(out.device(), out, indices, in, window_of(s));
   if (autograd::any_requires_grad(input))
     autograd::record("MaxPool2DWithIndicesBackward0", {input}, {out}, [s, indices, shape = input.sizes()](const TensorList& g) {
       OpGuard guard("max_pool2d_with_indices_backward", g[0]);
       Tensor gin = make_tensor(shape, g[0].dtype(), g[0].device());
-      cuda::ops::max_pool2d_backward(gin, g[0].contiguous(), indices, window_of(s));
+      dispatch::max_pool2d_backward(g[0].device(), gin, g[0].contiguous(), indices, window_of(s));
       return TensorList{gin};
     });
   return out;
@@ -151,12 +151,12 @@ Tensor max_pool2d_cuda(const PoolShape& s, const Tensor& input) {
 
 Tensor avg_pool2d_cuda(const PoolShape& s, const Tensor& input, bool count_include_pad) {
   Tensor out = make_tensor(s.out_shape, input.dtype(), input.device());
-  cuda::ops::avg_pool2d(out, input.contiguous(), window_of(s), count_include_pad);
+  dispatch::avg_pool2d(out.device(), out, input.contiguous(), window_of(s), count_include_pad);
   if (autograd::any_requires_grad(input))
     autograd::record("AvgPool2DBackward0", {input}, {out}, [s, count_include_pad, shape = input.sizes()](const TensorList& g) {
       OpGuard guard("avg_pool2d_backward", g[0]);
       Tensor gin = make_tensor(shape, g[0].dtype(), g[0].device());
-      cuda::ops::avg_pool2d_backward(gin, g[0].contiguous(), window_of(s), count_include_pad);
+      dispatch::avg_pool2d_backward(g[0].device(), gin, g[0].contiguous(), window_of(s), count_include_pad);
       return TensorList{gin};
     });
   return out;
@@ -164,12 +164,12 @@ Tensor avg_pool2d_cuda(const PoolShape& s, const Tensor& input, bool count_inclu
 
 Tensor adaptive_avg_pool2d_cuda(const PoolShape& s, const Tensor& input) {
   Tensor out = make_tensor(s.out_shape, input.dtype(), input.device());
-  cuda::ops::adaptive_avg_pool2d(out, input.contiguous());
+  dispatch::adaptive_avg_pool2d(out.device(), out, input.contiguous());
   if (autograd::any_requires_grad(input))
     autograd::record("AdaptiveAvgPool2DBackward0", {input}, {out}, [shape = input.sizes()](const TensorList& g) {
       OpGuard guard("_adaptive_avg_pool2d_backward", g[0]);
       Tensor gin = make_tensor(shape, g[0].dtype(), g[0].device());
-      cuda::ops::adaptive_avg_pool2d_backward(gin, g[0].contiguous());
+      dispatch::adaptive_avg_pool2d_backward(g[0].device(), gin, g[0].contiguous());
       return TensorList{gin};
     });
   return out;
@@ -185,7 +185,7 @@ Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
   OpGuard guard("max_pool2d", input);
   PoolShape s = check_input("max_pool2d", input, false);
   set_window("max_pool2d", s, input, kernel_size, stride, padding, dilation, ceil_mode);
-  if (input.is_cuda()) return max_pool2d_cuda(s, input);
+  if (!input.is_cpu()) return max_pool2d_cuda(s, input);
   const Tensor in = dense(input);
   Tensor out = make_tensor(s.out_shape, input.dtype()), indices = make_tensor(s.out_shape, kInt64);
   visit_ordered(input.dtype(), [&]<typename T>() {
@@ -244,7 +244,7 @@ Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& st
   OpGuard guard("avg_pool2d", input);
   PoolShape s = check_input("avg_pool2d", input, true);
   set_window("avg_pool2d", s, input, kernel_size, stride, padding, {1}, ceil_mode);
-  if (input.is_cuda()) return avg_pool2d_cuda(s, input, count_include_pad);
+  if (!input.is_cpu()) return avg_pool2d_cuda(s, input, count_include_pad);
   const Tensor in = dense(input);
   Tensor out = make_tensor(s.out_shape, input.dtype());
   visit_float(input.dtype(), [&]<typename T>() {
@@ -297,7 +297,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, const Shape& output_size) {
   s.oH = o[0], s.oW = o[1];
   s.out_shape.push_back(s.oH);
   s.out_shape.push_back(s.oW);
-  if (input.is_cuda()) return adaptive_avg_pool2d_cuda(s, input);
+  if (!input.is_cpu()) return adaptive_avg_pool2d_cuda(s, input);
   const Tensor in = dense(input);
   Tensor out = make_tensor(s.out_shape, input.dtype());
   const int64_t work = std::max<int64_t>(s.H * s.W, s.oH * s.oW);

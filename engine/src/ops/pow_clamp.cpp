@@ -53,7 +53,7 @@ ScalarType pow_scalar_dtype(const Tensor& a, const Scalar& e, const char* op) {
 
 // out = a ** e with a already in out's dtype. Common exponents avoid std::pow, as in PyTorch.
 void pow_scalar_into(const Tensor& out, const Tensor& a, const Scalar& e) {
-  if (out.is_cuda()) return cuda::ops::binary_scalar(cuda::ops::BinaryOp::Pow, out, a, e);
+  if (!out.is_cpu()) return dispatch::binary_scalar(out.device(), dispatch::BinaryOp::Pow, out, a, e);
   cpu::ElementwiseLoop loop(out, {a});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
@@ -80,7 +80,7 @@ void pow_scalar_into(const Tensor& out, const Tensor& a, const Scalar& e) {
 
 // out = a ** e elementwise, both already in out's dtype and broadcast to its shape.
 void pow_tensor_into(const Tensor& out, const Tensor& a, const Tensor& e) {
-  if (out.is_cuda()) return cuda::ops::binary(cuda::ops::BinaryOp::Pow, out, a, e);
+  if (!out.is_cpu()) return dispatch::binary(out.device(), dispatch::BinaryOp::Pow, out, a, e, 1.0);
   cpu::ElementwiseLoop loop(out, {a, e});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
@@ -93,7 +93,7 @@ void pow_tensor_into(const Tensor& out, const Tensor& a, const Tensor& e) {
 // PowBackward0: grad * e * x^(e-1), and zero for e == 0.
 Tensor pow_scalar_backward(const Tensor& grad, const Tensor& x, double e) {
   if (e == 0) return zeros(grad.sizes(), TensorOptions(x.dtype()).with_device(x.device()));
-  if (x.is_cuda()) return e == 2 ? grad * x * Scalar(2.0) : grad * pow(x, Scalar(e - 1)) * Scalar(e);
+  if (!x.is_cpu()) return e == 2 ? grad * x * Scalar(2.0) : grad * pow(x, Scalar(e - 1)) * Scalar(e);
   if (e == 2) return map_grad("pow_backward", grad, x, [](auto g, auto v) { return decltype(v)(2) * g * v; });
   return map_grad("pow_backward", grad, x, [e](auto g, auto v) {
     using C = decltype(v);
@@ -102,7 +102,7 @@ Tensor pow_scalar_backward(const Tensor& grad, const Tensor& x, double e) {
 }
 
 Tensor pow_exponent_backward(const Tensor& grad, const Tensor& base, const Tensor& exponent, ScalarType dt) {
-  if (grad.is_cuda()) return detail::composed::pow_exponent_backward(grad, base, exponent, dt);
+  if (!grad.is_cpu()) return detail::composed::pow_exponent_backward(grad, base, exponent, dt);
   return map_grad3("pow_backward_exponent", dt, grad, base, exponent, [](auto g, auto x, auto y) {
     using C = decltype(x);
     return (x == C(0) && y >= C(0)) ? C(0) : g * std::pow(x, y) * std::log(x);
@@ -125,7 +125,7 @@ ScalarType clamp_dtype(const Tensor& a, const std::optional<Scalar>& lo, const s
 }
 
 void clamp_into(const Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  if (out.is_cuda()) return cuda::ops::clamp(out, a, lo, hi);
+  if (!out.is_cpu()) return dispatch::clamp(out.device(), out, a, lo, hi);
   cpu::ElementwiseLoop loop(out, {a});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
@@ -159,8 +159,8 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
   const Shape shape = a.sizes() == b.sizes() ? a.sizes() : broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = make_tensor(shape, dt, detail::op_device(name, a, b));
   const Tensor ac = convert(a, dt), bc = convert(b, dt);  // the loop keeps raw pointers into them
-  if (out.is_cuda()) {
-    cuda::ops::binary(is_max ? cuda::ops::BinaryOp::Maximum : cuda::ops::BinaryOp::Minimum, out, ac, bc);
+  if (!out.is_cpu()) {
+    dispatch::binary(out.device(), is_max ? dispatch::BinaryOp::Maximum : dispatch::BinaryOp::Minimum, out, ac, bc, 1.0);
   } else {
     cpu::ElementwiseLoop loop(out, {ac, bc});
     visit_dtype(dt, [&]<typename T>() {
@@ -177,7 +177,7 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
   if (autograd::any_requires_grad(a, b) && is_floating(dt)) {
     // Ties split the gradient evenly; the operand that loses gets none.
     auto backward = [dt, is_max](const Tensor& g, const Tensor& x, const Tensor& y) {
-      if (g.is_cuda()) return detail::composed::extremum_backward(is_max, g, x, y);
+      if (!g.is_cpu()) return detail::composed::extremum_backward(is_max, g, x, y);
       const char* op = is_max ? "maximum_backward" : "minimum_backward";
       return map_grad3(op, dt, g, x, y, [is_max](auto gv, auto xv, auto yv) {
         using V = decltype(gv);
@@ -224,7 +224,7 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
            [sa = SavedTensor(a), se = SavedTensor(exponent), dt, ga, ge](const TensorList& g) {
              Tensor x = sa.unpack(), y = se.unpack();
              Tensor gx, gy;
-             if (ga && g[0].is_cuda())
+             if (ga && !g[0].is_cpu())
                gx = detail::composed::pow_base_backward(g[0], x, y, dt);
              else if (ga)
                gx = map_grad3("pow_backward_self", dt, g[0], x, y, [](auto gv, auto xv, auto yv) {
@@ -259,7 +259,7 @@ Tensor square(const Tensor& a) {
     using C = decltype(v);
     if constexpr (std::is_integral_v<C>) return C(std::make_unsigned_t<C>(v) * std::make_unsigned_t<C>(v));
     else return v * v;
-  }, detail::CudaUnary{cuda::ops::UnaryOp::Square});
+  }, detail::DeviceUnary{dispatch::UnaryOp::Square});
   if (autograd::any_requires_grad(a))
     record("PowBackward0", {a}, {out}, [sa = SavedTensor(a)](const TensorList& g) {
       return TensorList{pow_scalar_backward(g[0], sa.unpack(), 2.0)};
@@ -277,7 +277,7 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
     const double lo = min ? min->to_double() : -inf, hi = max ? max->to_double() : inf;
     record("ClampBackward1", {a}, {out}, [sa = SavedTensor(a), lo, hi](const TensorList& g) {
       const Tensor x = sa.unpack();
-      if (x.is_cuda())  // the kept range as a mask, composed of ops
+      if (!x.is_cpu())  // the kept range as a mask, composed of ops
         return TensorList{g[0] * logical_and(ge(x, scalar_to_tensor(lo)), le(x, scalar_to_tensor(hi))).to(g[0].dtype())};
       return TensorList{map_grad("clamp_backward", g[0], sa.unpack(), [lo, hi](auto gv, auto x) {
         using C = decltype(x);

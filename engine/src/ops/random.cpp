@@ -8,14 +8,14 @@
 #include <cmath>
 #include <numbers>
 
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
 #include "../philox.h"
 #include "inplace.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
 #include "rt/generator.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 
 namespace rt {
@@ -84,7 +84,7 @@ void require_floating_dtype(ScalarType dt, const char* op, const char* hint) {
 
 // Fills contiguous t with low + (high - low) * U[0, 1).
 void fill_uniform(const Tensor& t, double low, double high) {
-  if (t.is_cuda()) return cuda::ops::random_fill(t, false, low, high);
+  if (!t.is_cpu()) return dispatch::random_fill(t.device(), t, false, low, high);
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       T* p = static_cast<T*>(t.raw_data());
@@ -101,7 +101,7 @@ void fill_uniform(const Tensor& t, double low, double high) {
 // Fills contiguous t with mean + stddev * N(0, 1), Box-Muller on pairs of uniforms (in float
 // for the 16- and 32-bit types, in double for float64).
 void fill_normal(const Tensor& t, double mean, double stddev) {
-  if (t.is_cuda()) return cuda::ops::random_fill(t, true, mean, stddev);
+  if (!t.is_cpu()) return dispatch::random_fill(t.device(), t, true, mean, stddev);
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;

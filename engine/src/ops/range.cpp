@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "reduce_rows.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 
 namespace rt {

@@ -8,7 +8,7 @@
 #include "reduce_cuda.h"
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
 #include "rt/ops/view.h"
@@ -69,8 +69,8 @@ Shape dims_of(std::optional<int64_t> dim) { return dim ? Shape{*dim} : Shape{}; 
 template <bool Any>
 Tensor all_any(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* op) {
   OpGuard guard(op, t);
-  if (t.is_cuda())
-    return detail::cuda_reduce(Any ? cuda::ops::ReduceOp::Any : cuda::ops::ReduceOp::All, t, dims_of(dim), keepdim,
+  if (!t.is_cpu())
+    return detail::cuda_reduce(Any ? dispatch::ReduceOp::Any : dispatch::ReduceOp::All, t, dims_of(dim), keepdim,
                                kBool, op).first;
   auto plan = cpu::ReducePlan::make(t, dims_of(dim), keepdim, op);
   Tensor out = make_tensor(plan.out_shape, kBool);
@@ -116,8 +116,8 @@ Tensor mean(const Tensor& t, const Shape& dims, bool keepdim) {
   detail::require_floating(t, "mean");
   cpu::ReducePlan plan;
   Tensor out;
-  if (t.is_cuda()) {
-    std::tie(out, plan) = detail::cuda_reduce(cuda::ops::ReduceOp::Mean, t, dims, keepdim, t.dtype(), "mean");
+  if (!t.is_cpu()) {
+    std::tie(out, plan) = detail::cuda_reduce(dispatch::ReduceOp::Mean, t, dims, keepdim, t.dtype(), "mean");
   } else {
     plan = cpu::ReducePlan::make(t, dims, keepdim, "mean");
     out = make_tensor(plan.out_shape, t.dtype());
@@ -137,8 +137,8 @@ Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
   OpGuard guard("prod", t);
   const Shape dims = dims_of(dim);
   const ScalarType out_dtype = is_floating(t.dtype()) ? t.dtype() : kInt64;
-  if (t.is_cuda()) {
-    auto [out, plan] = detail::cuda_reduce(cuda::ops::ReduceOp::Prod, t, dims, keepdim, out_dtype, "prod");
+  if (!t.is_cpu()) {
+    auto [out, plan] = detail::cuda_reduce(dispatch::ReduceOp::Prod, t, dims, keepdim, out_dtype, "prod");
     if (autograd::any_requires_grad(t))
       record(dim ? "ProdBackward1" : "ProdBackward0", {t}, {out},
              [st = SavedTensor(t), so = SavedTensor(out), kept = plan.kept_shape, d = dim](const TensorList& g) {

@@ -1,24 +1,24 @@
 // cuda_reduce: a reduction of a tensor on its GPU, with the CPU reductions' shapes and checks
 // (cpu::ReducePlan::describe, no copy) and the kernel of kernels/cuda/reduce.h.
 //
-//   if (t.is_cuda()) {
-//     auto [out, plan] = detail::cuda_reduce(cuda::ops::ReduceOp::Sum, t, dims, keepdim, kFloat32, "sum");
+//   if (!t.is_cpu()) {
+//     auto [out, plan] = detail::cuda_reduce(dispatch::ReduceOp::Sum, t, dims, keepdim, kFloat32, "sum");
 //     ...record the backward with plan.kept_shape...
 //   }
 #pragma once
 #include <utility>
 
 #include "../../kernels/cpu/reduce.h"
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 
 namespace rt::detail {
 
-inline std::pair<Tensor, cpu::ReducePlan> cuda_reduce(cuda::ops::ReduceOp op, const Tensor& t, const Shape& dims,
+inline std::pair<Tensor, cpu::ReducePlan> cuda_reduce(dispatch::ReduceOp op, const Tensor& t, const Shape& dims,
                                                       bool keepdim, ScalarType out_dtype, const char* name,
                                                       int64_t correction = 0) {
   cpu::ReducePlan plan = cpu::ReducePlan::describe(t, dims, keepdim, name);
   Tensor out = make_tensor(plan.out_shape, out_dtype, t.device());
-  cuda::ops::reduce(op, out, t, plan.dim_mask(), correction);
+  dispatch::reduce(out.device(), op, out, t, plan.dim_mask(), correction);
   return {out, std::move(plan)};
 }
 

@@ -5,7 +5,7 @@
 #include "reduce_cuda.h"
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
@@ -96,7 +96,7 @@ std::pair<Tensor, Tensor> extreme_dim_cuda(const Tensor& t, int64_t dim, bool ke
     NoGradGuard no_grad;
     in = t.reshape({1});
   }
-  cuda::ops::reduce_with_indices(IsMax, values, indices, in, d);
+  dispatch::reduce_with_indices(values.device(), IsMax, values, indices, in, d);
   if (autograd::any_requires_grad(t))
     record(node, {t}, {values}, [si = SavedTensor(indices), kept = plan.kept_shape, sizes = t.sizes(), d](const TensorList& g) {
       Shape along(sizes.size(), 1);
@@ -112,7 +112,7 @@ std::pair<Tensor, Tensor> extreme_dim_cuda(const Tensor& t, int64_t dim, bool ke
 template <bool IsMax>
 std::pair<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim, const char* op, const char* node) {
   OpGuard guard(op, t);
-  if (t.is_cuda()) return extreme_dim_cuda<IsMax>(t, dim, keepdim, op, node);
+  if (!t.is_cpu()) return extreme_dim_cuda<IsMax>(t, dim, keepdim, op, node);
   auto plan = cpu::ReducePlan::make(t, {dim}, keepdim, op);
   detail::require_nonempty(t, plan, op);
   Tensor values = make_tensor(plan.out_shape, t.dtype());
@@ -134,7 +134,7 @@ std::pair<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim
 template <bool IsMax>
 Tensor extreme_dims_cuda(const Tensor& t, const Shape& dims, bool keepdim, const char* op, const char* node) {
   detail::require_nonempty(t, cpu::ReducePlan::describe(t, dims, keepdim, op), op);
-  auto [out, plan] = detail::cuda_reduce(IsMax ? cuda::ops::ReduceOp::Max : cuda::ops::ReduceOp::Min, t, dims, keepdim,
+  auto [out, plan] = detail::cuda_reduce(IsMax ? dispatch::ReduceOp::Max : dispatch::ReduceOp::Min, t, dims, keepdim,
                                          t.dtype(), op);
   if (autograd::any_requires_grad(t))
     record(node, {t}, {out}, [st = SavedTensor(t), so = SavedTensor(out), kept = plan.kept_shape, rdims = plan.dims](const TensorList& g) {
@@ -150,7 +150,7 @@ Tensor extreme_dims_cuda(const Tensor& t, const Shape& dims, bool keepdim, const
 template <bool IsMax>
 Tensor extreme_dims(const Tensor& t, const Shape& dims, bool keepdim, const char* op, const char* node) {
   OpGuard guard(op, t);
-  if (t.is_cuda()) return extreme_dims_cuda<IsMax>(t, dims, keepdim, op, node);
+  if (!t.is_cpu()) return extreme_dims_cuda<IsMax>(t, dims, keepdim, op, node);
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, op);
   detail::require_nonempty(t, plan, op);
   Tensor out = make_tensor(plan.out_shape, t.dtype());
@@ -165,10 +165,10 @@ Tensor extreme_dims(const Tensor& t, const Shape& dims, bool keepdim, const char
 template <bool IsMax>
 Tensor arg_extreme(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* op) {
   OpGuard guard(op, t);
-  if (t.is_cuda()) {
+  if (!t.is_cpu()) {
     const Shape dims = dim ? Shape{*dim} : Shape{};
     detail::require_nonempty(t, cpu::ReducePlan::describe(t, dims, keepdim, op), op);
-    return detail::cuda_reduce(IsMax ? cuda::ops::ReduceOp::ArgMax : cuda::ops::ReduceOp::ArgMin, t, dims, keepdim,
+    return detail::cuda_reduce(IsMax ? dispatch::ReduceOp::ArgMax : dispatch::ReduceOp::ArgMin, t, dims, keepdim,
                                kInt64, op).first;
   }
   auto plan = cpu::ReducePlan::make(t, dim ? Shape{*dim} : Shape{}, keepdim, op);

@@ -8,7 +8,7 @@
 #include "reduce_cuda.h"
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
@@ -73,8 +73,8 @@ Tensor var_std(const Tensor& t, const Shape& dims, int64_t correction, bool keep
   const char* op = take_sqrt ? "std" : "var";
   OpGuard guard(op, t);
   detail::require_floating(t, op);
-  if (t.is_cuda()) {
-    auto [out, plan] = detail::cuda_reduce(take_sqrt ? cuda::ops::ReduceOp::Std : cuda::ops::ReduceOp::Var, t, dims,
+  if (!t.is_cpu()) {
+    auto [out, plan] = detail::cuda_reduce(take_sqrt ? dispatch::ReduceOp::Std : dispatch::ReduceOp::Var, t, dims,
                                            keepdim, t.dtype(), op, correction);
     if (autograd::any_requires_grad(t))
       record(take_sqrt ? "StdBackward0" : "VarBackward0", {t}, {out},
@@ -172,7 +172,7 @@ Tensor norm(const Tensor& t, const Scalar& p_in, const Shape& dims, bool keepdim
   detail::require_floating(t, "norm");
   const double p = p_in.to_double();
   if (std::isnan(p)) throw ValueError("norm: the order p must be a number, got nan" + module_context());
-  if (t.is_cuda()) return norm_cuda(t, p, dims, keepdim);
+  if (!t.is_cpu()) return norm_cuda(t, p, dims, keepdim);
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, "norm");
   if (std::isinf(p)) detail::require_nonempty(t, plan, p > 0 ? "norm (p=inf)" : "norm (p=-inf)");
   Tensor out = make_tensor(plan.out_shape, t.dtype());
@@ -214,7 +214,7 @@ Tensor logsumexp(const Tensor& t, const Shape& dims, bool keepdim) {
     return logsumexp(ac[0], dims, keepdim);
   OpGuard guard("logsumexp", t);
   detail::require_floating(t, "logsumexp");
-  if (t.is_cuda()) return logsumexp_cuda(t, dims, keepdim);
+  if (!t.is_cpu()) return logsumexp_cuda(t, dims, keepdim);
   auto plan = cpu::ReducePlan::make(t, dims, keepdim, "logsumexp");
   Tensor out = make_tensor(plan.out_shape, t.dtype());
   visit_dtype(t.dtype(), [&]<typename T>() {

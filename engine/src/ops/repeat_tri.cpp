@@ -5,7 +5,7 @@
 #include "device_copy.h"
 #include "../../kernels/cpu/loops.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/reduce.h"
@@ -67,7 +67,7 @@ Tensor triangle(const Tensor& t, int64_t k, bool lower, const char* op) {
     throw_shape_error(op, "input tensor must have at least 2 dimensions, got shape " + format_shape(t.sizes()),
                       "unsqueeze a vector to a [1, n] or [n, 1] matrix first");
   const int64_t R = t.sizes()[size_t(t.dim() - 2)], C = t.sizes()[size_t(t.dim() - 1)];
-  if (t.is_cuda()) {  // a [R, C] keep-mask made on the host, applied with where (which records the backward)
+  if (!t.is_cpu()) {  // a [R, C] keep-mask made on the host, applied with where (which records the backward)
     const Tensor diff = sub(arange(C).view({1, C}), arange(R).view({R, 1}));  // column - row
     const Tensor keep = lower ? le(diff, scalar_to_tensor(k)) : ge(diff, scalar_to_tensor(k));
     return where(keep.to(t.device()), t, zeros({}, TensorOptions(t.dtype()).with_device(t.device())));

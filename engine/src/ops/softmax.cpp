@@ -4,14 +4,14 @@
 #include <limits>
 
 #include "../amp/autocast_policy.h"
-#include "cuda/ops.h"
+#include "dispatch_stubs.h"
 #include "op_device.h"
 #include "../../kernels/cpu/loops.h"
 #include "inplace.h"
 #include "nn_rows.h"
 #include "pointwise.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/nn_functional.h"
 
 namespace rt {
@@ -187,8 +187,8 @@ Tensor softmax_backward_tensor(const Tensor& y, const Tensor& grad, int64_t dim,
   const DimLayout L(y.sizes(), dim);
   Tensor gx = make_tensor(y.sizes(), y.dtype(), detail::op_device(log ? "log_softmax_backward" : "softmax_backward", y, grad));
   if (gx.numel() == 0) return gx;
-  if (gx.is_cuda()) {
-    cuda::ops::softmax_backward(gx, y.contiguous(), grad.to(y.dtype()).contiguous(), dim, log);
+  if (!gx.is_cpu()) {
+    dispatch::softmax_backward(gx.device(), gx, y.contiguous(), grad.to(y.dtype()).contiguous(), dim, log);
     return gx;
   }
   Tensor yc = dense(y, y.dtype()), gc = dense(grad, y.dtype());
@@ -206,7 +206,7 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
   Tensor out = make_tensor(x.sizes(), x.dtype(), x.device());
   visit_float(x.dtype(), op, [&]<typename T>() {
     if (out.numel() == 0) return;
-    if (out.is_cuda()) return cuda::ops::softmax(out, x.contiguous(), dim, log);
+    if (!out.is_cpu()) return dispatch::softmax(out.device(), out, x.contiguous(), dim, log);
     Tensor xc = dense(x, x.dtype());
     softmax_forward<T>(xc.data_ptr<T>(), out.data_ptr<T>(), L, log);
   });

@@ -7,7 +7,7 @@
 #include "../../kernels/cpu/reduce.h"
 #include "reduce_cuda.h"
 #include "rt/autograd/node.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 #include "rt/ops/reduce.h"
 #include "rt/ops/view.h"
 
@@ -47,8 +47,8 @@ Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
   if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::Float32OnCuda, {&t}); ac) return sum(ac[0], dims, keepdim);
   OpGuard guard("sum", t);
   const ScalarType out_dtype = is_floating(t.dtype()) ? t.dtype() : kInt64;
-  if (t.is_cuda()) {
-    auto [out, plan] = detail::cuda_reduce(cuda::ops::ReduceOp::Sum, t, dims, keepdim, out_dtype, "sum");
+  if (!t.is_cpu()) {
+    auto [out, plan] = detail::cuda_reduce(dispatch::ReduceOp::Sum, t, dims, keepdim, out_dtype, "sum");
     record_sum_backward(t, out, plan.kept_shape);
     return out;
   }

@@ -21,7 +21,7 @@ void validate_adam(const char* name, const AdamHyper& h) {
 }
 
 bool fusable(const Tensor& p, const Tensor& grad) {
-  return p.is_cuda() && p.is_contiguous() && grad.is_contiguous() && grad.dtype() == p.dtype() &&
+  return !p.is_cpu() && p.is_contiguous() && grad.is_contiguous() && grad.dtype() == p.dtype() &&
          grad.device() == p.device();
 }
 

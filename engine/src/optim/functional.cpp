@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "cuda/ops.h"
+#include "ops/dispatch_stubs.h"
 #include "options_state.h"
 #include "rt/autograd/grad_mode.h"
-#include "rt/dispatch.h"
 #include "rt/error.h"
+#include "rt/op_observer.h"
 #include "rt/ops/elementwise.h"
 
 namespace rt::optim {
@@ -27,7 +27,7 @@ void adam_step_(const Tensor& param, const Tensor& exp_avg, const Tensor& exp_av
   NoGradGuard no_grad;
   if (detail::fusable(param, grad_in)) {  // one kernel for the whole update, same arithmetic
     OpGuard guard("_fused_adam_", param, grad_in);  // an op, so the profiler links the kernel to it
-    cuda::ops::adam_step(param, exp_avg, exp_avg_sq, max_exp_avg_sq, grad_in,
+    dispatch::adam_step(param.device(), param, exp_avg, exp_avg_sq, max_exp_avg_sq, grad_in,
                          {h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.decoupled_weight_decay, step});
     return;
   }
@@ -60,7 +60,7 @@ void sgd_step_(const Tensor& param, const Tensor& momentum_buffer, const Tensor&
                      " needs a momentum buffer of the parameter's shape; pass one (empty_like(param) on the first step)");
   if (detail::fusable(param, grad_in)) {  // one kernel for the whole update, same arithmetic
     OpGuard guard("_fused_sgd_", param, grad_in);
-    cuda::ops::sgd_step(param, o.momentum != 0.0 ? momentum_buffer : Tensor(), grad_in,
+    dispatch::sgd_step(param.device(), param, o.momentum != 0.0 ? momentum_buffer : Tensor(), grad_in,
                         {o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, first});
     return;
   }

@@ -9,7 +9,7 @@
 #define RT_PROF_HAVE_TSC 1
 #endif
 
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 namespace rt::prof::collect {
 

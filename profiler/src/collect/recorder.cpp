@@ -5,8 +5,8 @@
 
 #include "collect/stable_names.h"
 #include "collect/thread_buffer.h"
-#include "rt/dispatch.h"
 #include "rt/error.h"
+#include "rt/op_observer.h"
 
 namespace rt::prof::collect {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <bit>
 
-#include "rt/dispatch.h"
 #include "rt/dtype.h"
+#include "rt/op_observer.h"
 
 namespace rt::prof::collect {
 

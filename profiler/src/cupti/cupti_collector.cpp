@@ -13,7 +13,7 @@
 
 #include "cupti/activity_records.h"
 #include "rt/cuda.h"
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 namespace rt::prof {
 namespace {

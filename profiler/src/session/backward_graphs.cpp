@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 namespace rt::prof::session {
 namespace {

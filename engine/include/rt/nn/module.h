@@ -45,8 +45,8 @@
 #include <utility>
 #include <vector>
 
-#include "rt/dispatch.h"
 #include "rt/nn/state_dict.h"
+#include "rt/op_observer.h"
 #include "rt/tensor.h"
 
 namespace rt::nn {
@@ -155,7 +155,7 @@ Tensor empty_parameter(const Shape& shape, ScalarType dtype = kFloat32);
 
 // Note [Module scope]
 // operator() pushes scope_name() (skipped when empty) for the duration of forward(), so nested
-// calls build "encoder.layers.0.linear1" on the thread's scope stack (rt/dispatch.h). Errors
+// calls build "encoder.layers.0.linear1" on the thread's scope stack (rt/op_observer.h). Errors
 // thrown by ops append " (in module '<path>')" and OpEvents carry the path. The root has no
 // scope of its own so paths match named_modules() keys; wrap a call in ModuleScope("net") to
 // prefix them.

@@ -5,10 +5,11 @@
 // tracks nesting depth and the current op name (for memory events), and checks for cancel.
 // An EventRecorder (the profiler) gets raw pointers and copies what it needs itself; the
 // OpEvent copies, the observer lock and the `new` are paid only while an OpObserver is attached.
-// Anomaly mode and the CUDA backend (once a GPU allocator exists) also set the flag, only so
-// that the current op's name is known to their error messages. While a thread has autocast on,
+// Anomaly mode also sets the flag, only so that the current op's name is known to its messages;
+// using a GPU does not (a kernel missing for a device is reported by its stub, which knows its
+// name: Note [Kernel table]). While a thread has autocast on,
 // kAutocast makes ops track their depth alone (Note [Autocast] in amp/autocast.cpp).
-#include "rt/dispatch.h"
+#include "rt/op_observer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -37,13 +38,12 @@ std::atomic<size_t> g_op_observer_count{0};
 std::atomic<EventRecorder*> g_recorder{nullptr};
 bool g_memory_observed = false;
 bool g_anomaly_observed = false;  // anomaly mode needs op names for its messages
-bool g_cuda_active = false;       // so do errors of ops without a CUDA implementation
 
 thread_local int t_depth = 0;
 thread_local const char* t_current_op = nullptr;
 
 void update_observed_flag() {
-  const bool on = !g_op_observers.empty() || g_memory_observed || g_anomaly_observed || g_cuda_active ||
+  const bool on = !g_op_observers.empty() || g_memory_observed || g_anomaly_observed ||
                   g_recorder.load(std::memory_order_relaxed) != nullptr;
   if (on) detail::g_dispatch_flags.fetch_or(detail::kObserved);
   else detail::g_dispatch_flags.fetch_and(~detail::kObserved);
@@ -96,12 +96,6 @@ void set_memory_observed(bool on) {
 void set_anomaly_observed(bool on) {
   std::lock_guard<std::mutex> lk(g_op_mu);
   g_anomaly_observed = on;
-  update_observed_flag();
-}
-
-void set_cuda_active(bool on) {
-  std::lock_guard<std::mutex> lk(g_op_mu);
-  g_cuda_active = on;
   update_observed_flag();
 }
 

@@ -1,4 +1,4 @@
-// The dispatch point: op observers, module scopes, memory events and categories, cancellation.
+// The op observation point (rt/op_observer.h): op observers, module scopes, memory events and categories, cancellation.
 #include <catch2/catch.hpp>
 #include <map>
 

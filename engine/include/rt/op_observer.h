@@ -1,4 +1,4 @@
-// rt/dispatch.h — the one point every op passes through, and how to observe it.
+// rt/op_observer.h — the guard every op opens, and how to observe ops (observers, the profiler's recorder, module scope).
 //
 //   struct Printer : rt::OpObserver {
 //     void on_op_end(const rt::OpEvent& e) override {
@@ -15,7 +15,8 @@
 //     rt::OpGuard guard("relu", x);   // one relaxed atomic load when nothing observes
 //     ...
 //   }
-// See Note [Dispatch fast path] in engine/src/dispatch.cpp.
+// See Note [Dispatch fast path] in engine/src/op_observer.cpp. Which kernel an op runs on which
+// device is rt/dispatch_stub.h's job.
 //
 // A profiler records through an EventRecorder instead of an OpObserver: it gets raw pointers
 // and no copies, so it can record each op into a thread-local buffer without lock or allocation.
