@@ -5,6 +5,7 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -51,7 +52,7 @@ __global__ void batch_stats_kernel(const T* __restrict__ x, ChannelLayout L, boo
                                    ParamRef running_mean, ParamRef running_var, double* __restrict__ save_mean,
                                    double* __restrict__ save_invstd) {
   using A = acc_t<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t ch = blockIdx.x;
   if (!training) {
     if (threadIdx.x == 0) {
@@ -99,7 +100,7 @@ __global__ void batch_norm_backward_kernel(const T* __restrict__ x, const T* __r
                                            const double* __restrict__ invstd, bool training, T* __restrict__ dx,
                                            ParamRef dw, ParamRef db) {
   using A = acc_t<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t ch = blockIdx.x, count = L.count();
   const A mu = A(mean[ch]), is = A(invstd[ch]);
   A sg = 0, sgx = 0;
@@ -169,11 +170,11 @@ void batch_norm_forward(const TensorArg& out, const TensorArg& save_mean, const 
   visit_floating(x.dtype, op, [&]<typename T>() {
     double* mean = static_cast<double*>(save_mean.data);
     double* invstd = static_cast<double*>(save_invstd.data);
-    batch_stats_kernel<T><<<unsigned(L.c), kChannelThreads, 0, stream>>>(
+    RT_LAUNCH(unsigned(L.c), kChannelThreads, stream, batch_stats_kernel<T>)(
         static_cast<const T*>(x.data), L, training, momentum, eps, ref_of(running_mean), ref_of(running_var), mean, invstd);
     check_launch("batch_norm (statistics)");
     if (x.numel() == 0) return;
-    batch_norm_apply_kernel<T><<<grid_for(x.numel()), kBlock, 0, stream>>>(
+    RT_LAUNCH(grid_for(x.numel()), kBlock, stream, batch_norm_apply_kernel<T>)(
         static_cast<const T*>(x.data), static_cast<T*>(out.data), L, ref_of(weight), ref_of(bias), mean, invstd);
     check_launch("batch_norm (apply)");
   });
@@ -196,7 +197,7 @@ void batch_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
   check_channel_arg(save_invstd, L.c, op, "save_invstd", true);
   if (L.c == 0) return;
   visit_floating(x.dtype, op, [&]<typename T>() {
-    batch_norm_backward_kernel<T><<<unsigned(L.c), kChannelThreads, 0, stream>>>(
+    RT_LAUNCH(unsigned(L.c), kChannelThreads, stream, batch_norm_backward_kernel<T>)(
         static_cast<const T*>(x.data), static_cast<const T*>(grad_out.data), L, ref_of(weight),
         static_cast<const double*>(save_mean.data), static_cast<const double*>(save_invstd.data), training,
         static_cast<T*>(grad_input.data), ref_of(grad_weight), ref_of(grad_bias));

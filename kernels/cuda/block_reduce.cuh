@@ -1,7 +1,7 @@
 // kernels/cuda/block_reduce.cuh — warp and block all-reduces for the row-wise NN kernels
 // (softmax, layer_norm, batch_norm, cross_entropy). Private to kernels/cuda/*.cu.
 //
-//   __shared__ float smem[32];
+//   RT_SHARED(smem, float[32]);
 //   const float total = block_all_reduce(partial, SumOp{}, smem);   // every thread gets the sum
 //
 // Contract: blockDim.x is a multiple of 32 (at most 1024) and every thread of the block (warp,

@@ -3,6 +3,7 @@
 
 #include "cuda/copy.h"
 #include "cuda/elementwise_loop.cuh"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -80,7 +81,7 @@ void launch_indexed(const TensorArg& out, const F& f, const char* op, cudaStream
   check_1d(out, op);
   const int64_t n = out.sizes[0];
   if (n == 0) return;
-  indexed_kernel<<<grid_for(n), kBlock, 0, stream>>>(static_cast<char*>(out.data), out.dtype,
+  RT_LAUNCH(grid_for(n), kBlock, stream, indexed_kernel)(static_cast<char*>(out.data), out.dtype,
                                                      out.strides[0] * int64_t(element_size(out.dtype)), n, f);
   check_launch(op);
 }
@@ -111,10 +112,10 @@ void fill(const TensorArg& out, const Scalar& value, cudaStream_t stream) {
   const uint64_t bits = element_bits(value, out.dtype);
   char* p = static_cast<char*>(out.data);
   switch (element_size(out.dtype)) {
-    case 1: fill_kernel<<<grid_for(n), kBlock, 0, stream>>>(p, calc, n, uint8_t(bits)); break;
-    case 2: fill_kernel<<<grid_for(n), kBlock, 0, stream>>>(p, calc, n, uint16_t(bits)); break;
-    case 4: fill_kernel<<<grid_for(n), kBlock, 0, stream>>>(p, calc, n, uint32_t(bits)); break;
-    default: fill_kernel<<<grid_for(n), kBlock, 0, stream>>>(p, calc, n, bits); break;
+    case 1: RT_LAUNCH(grid_for(n), kBlock, stream, fill_kernel)(p, calc, n, uint8_t(bits)); break;
+    case 2: RT_LAUNCH(grid_for(n), kBlock, stream, fill_kernel)(p, calc, n, uint16_t(bits)); break;
+    case 4: RT_LAUNCH(grid_for(n), kBlock, stream, fill_kernel)(p, calc, n, uint32_t(bits)); break;
+    default: RT_LAUNCH(grid_for(n), kBlock, stream, fill_kernel)(p, calc, n, bits); break;
   }
   check_launch("fill_");
 }

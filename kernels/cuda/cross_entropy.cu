@@ -6,6 +6,7 @@
 #include "cuda/device_error_flag.cuh"
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -38,8 +39,8 @@ __global__ void class_loss_forward_kernel(Params P, const T* __restrict__ x, con
                                           double* __restrict__ wsel, double* __restrict__ lse, long long* flag) {
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
-  __shared__ A smem[32];
-  __shared__ double dsmem[32];
+  RT_SHARED(smem, A[32]);
+  RT_SHARED(dsmem, double[32]);
   const int64_t s = G::row(kRowsPerBlock), Cn = P.L.c, inner = P.L.inner;
   if (s >= P.L.samples()) return;  // uniform across the group
   const int64_t t = tgt[s];
@@ -83,7 +84,7 @@ __global__ void class_loss_forward_kernel(Params P, const T* __restrict__ x, con
 template <typename T>
 __global__ void class_loss_reduce_kernel(const double* __restrict__ loss, const double* __restrict__ wsel, int64_t S,
                                          bool mean, T* __restrict__ out, double* __restrict__ total_weight) {
-  __shared__ double smem[32];
+  RT_SHARED(smem, double[32]);
   double l = 0, w = 0;
   for (int64_t s = threadIdx.x; s < S; s += blockDim.x) l += loss[s], w += wsel[s];
   l = block_all_reduce(l, SumOp{}, smem);
@@ -110,7 +111,7 @@ __global__ void class_loss_backward_kernel(Params P, const T* __restrict__ x, co
                                            const double* __restrict__ total_weight, bool mean, T* __restrict__ gx) {
   using G = RowGroup<kWarp>;
   using C = acc_t<T>;  // compute type: float for the half types, as compute_t on the CPU
-  __shared__ double dsmem[32];
+  RT_SHARED(dsmem, double[32]);
   const int64_t s = G::row(kRowsPerBlock), Cn = P.L.c, inner = P.L.inner;
   if (s >= P.L.samples()) return;
   const int64_t t = tgt[s];
@@ -185,9 +186,9 @@ void launch_per_sample(const Params& P, cudaStream_t stream, WarpKernel warp_ker
                        Args... args) {
   const int64_t S = P.L.samples();
   if (P.L.c <= kWarpRowsMax)
-    warp_kernel<<<unsigned((S + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(P, args...);
+    RT_LAUNCH(unsigned((S + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, stream, warp_kernel)(P, args...);
   else
-    block_kernel<<<unsigned(S), kLongRowThreads, 0, stream>>>(P, args...);
+    RT_LAUNCH(unsigned(S), kLongRowThreads, stream, block_kernel)(P, args...);
 }
 
 }  // namespace
@@ -231,9 +232,10 @@ void cross_entropy_forward(const TensorArg& out, const TensorArg& lse, const Ten
     }
     T* o = static_cast<T*>(out.data);
     if (reduction == LossReduction::None) {
-      class_loss_none_kernel<T><<<grid_for(S), kBlock, 0, stream>>>(loss, S, o, tw);
+      RT_LAUNCH(grid_for(S), kBlock, stream, class_loss_none_kernel<T>)(loss, S, o, tw);
     } else {
-      class_loss_reduce_kernel<T><<<1, kReduceThreads, 0, stream>>>(loss, wsel, S, reduction == LossReduction::Mean, o, tw);
+      RT_LAUNCH(1, kReduceThreads, stream, class_loss_reduce_kernel<T>)(
+          loss, wsel, S, reduction == LossReduction::Mean, o, tw);
     }
     check_launch(op);
   });

@@ -7,6 +7,7 @@
 #include "cuda/nn_dtype.cuh"
 #include "cuda/philox.cuh"
 #include "cuda/random_fill.h"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -68,7 +69,7 @@ void dropout_forward(const TensorArg& out, const TensorArg& mask, const TensorAr
   const double keep = 1.0 - p, scale = 1.0 / keep;
   visit_floating(x.dtype, op, [&]<typename T>() {
     using U = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    dropout_kernel<T, U><<<grid_for(int64_t(dropout_counters(n, x.dtype))), kBlock, 0, stream>>>(
+    RT_LAUNCH(grid_for(int64_t(dropout_counters(n, x.dtype))), kBlock, stream, dropout_kernel<T, U>)(
         static_cast<const T*>(x.data), static_cast<T*>(out.data), static_cast<bool*>(mask.data), n, U(keep),
         acc_t<T>(scale), seed, offset);
     check_launch(op);
@@ -84,7 +85,7 @@ void dropout_backward(const TensorArg& grad_input, const TensorArg& grad_out, co
   const int64_t n = grad_out.numel();
   if (n == 0) return;
   visit_floating(grad_out.dtype, op, [&]<typename T>() {
-    dropout_backward_kernel<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(grad_out.data),
+    RT_LAUNCH(grid_for(n), kBlock, stream, dropout_backward_kernel<T>)(static_cast<const T*>(grad_out.data),
                                                                    static_cast<const bool*>(mask.data),
                                                                    static_cast<T*>(grad_input.data), n, acc_t<T>(scale));
     check_launch(op);

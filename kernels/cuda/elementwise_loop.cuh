@@ -30,6 +30,7 @@
 #include "cuda/tensor_arg.h"
 #include "rt/error.h"
 #include "rt/scalar.h"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels::ew {
 
@@ -331,9 +332,9 @@ void launch_typed(const char* name, const TensorArg& out, const TensorArg* const
   }
   O* o = static_cast<O*>(out.data);
   if (vec) {
-    vector_kernel<C, S, O, NIN><<<grid_for(n / V + 1), kBlock, 0, stream>>>(o, ti, n, f);
+    RT_LAUNCH(grid_for(n / V + 1), kBlock, stream, vector_kernel<C, S, O, NIN>)(o, ti, n, f);
   } else {
-    flat_kernel<C, S, O, NIN><<<grid_for(n), kBlock, 0, stream>>>(o, ti, n, f);
+    RT_LAUNCH(grid_for(n), kBlock, stream, flat_kernel<C, S, O, NIN>)(o, ti, n, f);
   }
   check_launch(name);
 }
@@ -372,7 +373,7 @@ void launch(const char* name, const TensorArg& out, const std::array<const Tenso
     ops.dtype[i + 1] = in[i]->dtype;
   }
   const OffsetCalc<NIN + 1> calc = make_offset_calc<NIN + 1>(out, all);
-  strided_kernel<C, NIN><<<grid_for(n), kBlock, 0, stream>>>(ops, calc, compute, n, f);
+  RT_LAUNCH(grid_for(n), kBlock, stream, strided_kernel<C, NIN>)(ops, calc, compute, n, f);
   check_launch(name);
 }
 

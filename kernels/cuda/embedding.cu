@@ -6,6 +6,7 @@
 #include "cuda/embedding.h"
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -61,7 +62,7 @@ template <typename U>
 void launch_gather(const TensorArg& out, const TensorArg& weight, const TensorArg& indices, int64_t row_bytes,
                    long long* flag, cudaStream_t stream) {
   const int64_t n = indices.numel(), units = row_bytes / int64_t(sizeof(U));
-  embedding_gather_kernel<U><<<grid_for(n * units), kBlock, 0, stream>>>(
+  RT_LAUNCH(grid_for(n * units), kBlock, stream, embedding_gather_kernel<U>)(
       static_cast<const U*>(weight.data), static_cast<const int64_t*>(indices.data), static_cast<U*>(out.data), n,
       units, weight.sizes[0], flag);
 }
@@ -123,12 +124,12 @@ void embedding_backward(const TensorArg& grad_weight, const TensorArg& grad_out,
     if (VD == 0) return;
     check_cuda(cudaMemsetAsync(acc, 0, size_t(VD) * sizeof(S), stream), op);
     if (n * D > 0) {
-      embedding_scatter_kernel<T, S><<<grid_for(n * D), kBlock, 0, stream>>>(
+      RT_LAUNCH(grid_for(n * D), kBlock, stream, embedding_scatter_kernel<T, S>)(
           static_cast<const T*>(grad_out.data), static_cast<const int64_t*>(indices.data), acc, n, D, grad_weight.sizes[0], padding_idx);
       check_launch(op);
     }
     if constexpr (kHalf) {
-      round_from_float_kernel<T><<<grid_for(VD), kBlock, 0, stream>>>(acc, static_cast<T*>(grad_weight.data), VD);
+      RT_LAUNCH(grid_for(VD), kBlock, stream, round_from_float_kernel<T>)(acc, static_cast<T*>(grad_weight.data), VD);
       check_launch("embedding_backward (round)");
     }
   });

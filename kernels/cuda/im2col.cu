@@ -9,6 +9,7 @@
 #include "cuda/im2col.h"
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -148,7 +149,8 @@ void im2col(const TensorArg& col, const TensorArg& img, const cpu::ConvGeometry&
     const int64_t total = N * g.C * g.oH * g.oW;
     if (total == 0) return;
     with_index_type(img, col, g, [&]<typename I>() {
-      im2col_kernel<T, I><<<grid_for(total), kBlock, 0, stream>>>(static_cast<T*>(col.data), static_cast<const T*>(img.data),
+      RT_LAUNCH(grid_for(total), kBlock, stream, im2col_kernel<T, I>)(
+          static_cast<T*>(col.data), static_cast<const T*>(img.data),
                                                                  make_args<I>(img, col, g), I(total));
       check_launch("im2col");
     });
@@ -161,7 +163,8 @@ void col2im(const TensorArg& img, const TensorArg& col, const cpu::ConvGeometry&
     const int64_t total = N * g.C * g.H * g.W;
     if (total == 0) return;
     with_index_type(img, col, g, [&]<typename I>() {
-      col2im_kernel<T, I><<<grid_for(total), kBlock, 0, stream>>>(static_cast<T*>(img.data), static_cast<const T*>(col.data),
+      RT_LAUNCH(grid_for(total), kBlock, stream, col2im_kernel<T, I>)(
+          static_cast<T*>(img.data), static_cast<const T*>(col.data),
                                                                  make_args<I>(img, col, g), I(total));
       check_launch("col2im");
     });

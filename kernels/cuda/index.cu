@@ -10,6 +10,7 @@
 #include "cuda/index.h"
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -186,8 +187,8 @@ void launch_gather(const char* op, const TensorArg& out, const TensorArg& in, co
     auto* o = static_cast<B*>(out.data);
     const auto* i = static_cast<const B*>(in.data);
     const auto* ix = static_cast<const int64_t*>(index.data);
-    if (per_element) gather_kernel<B, true><<<grid_for(n), kBlock, 0, stream>>>(o, i, ix, m, n, flag);
-    else gather_kernel<B, false><<<grid_for(n), kBlock, 0, stream>>>(o, i, ix, m, n, flag);
+    if (per_element) RT_LAUNCH(grid_for(n), kBlock, stream, gather_kernel<B, true>)(o, i, ix, m, n, flag);
+    else RT_LAUNCH(grid_for(n), kBlock, stream, gather_kernel<B, false>)(o, i, ix, m, n, flag);
   };
   switch (element_size(out.dtype)) {
     case 1: launch.template operator()<uint8_t>(); break;
@@ -268,16 +269,16 @@ void scatter_add(const TensorArg& out, const TensorArg& src, const TensorArg& in
     S* acc = kAddsInPlace<T> ? static_cast<S*>(out.data)
                              : reinterpret_cast<S*>(static_cast<char*>(scratch) + kDeviceErrorFlagBytes);
     if constexpr (!kAddsInPlace<T>) {
-      widen_kernel<T><<<grid_for(total), kBlock, 0, stream>>>(acc, static_cast<const T*>(out.data), total);
+      RT_LAUNCH(grid_for(total), kBlock, stream, widen_kernel<T>)(acc, static_cast<const T*>(out.data), total);
       check_launch(op);
     }
     const auto* s = static_cast<const T*>(src.data);
     const auto* ix = static_cast<const int64_t*>(index.data);
-    if (per_element) scatter_add_kernel<T, true><<<grid_for(n), kBlock, 0, stream>>>(acc, s, ix, m, n, flag);
-    else scatter_add_kernel<T, false><<<grid_for(n), kBlock, 0, stream>>>(acc, s, ix, m, n, flag);
+    if (per_element) RT_LAUNCH(grid_for(n), kBlock, stream, scatter_add_kernel<T, true>)(acc, s, ix, m, n, flag);
+    else RT_LAUNCH(grid_for(n), kBlock, stream, scatter_add_kernel<T, false>)(acc, s, ix, m, n, flag);
     check_launch(op);
     if constexpr (!kAddsInPlace<T>) {
-      narrow_kernel<T><<<grid_for(total), kBlock, 0, stream>>>(static_cast<T*>(out.data), acc, total);
+      RT_LAUNCH(grid_for(total), kBlock, stream, narrow_kernel<T>)(static_cast<T*>(out.data), acc, total);
       check_launch(op);
     }
   });

@@ -1,7 +1,7 @@
 // kernels/cuda/launch.h — error checking and grid sizing shared by every CUDA launcher.
 // Included only by kernels/cuda/*.cu and engine/src/cuda/*.cpp (files built when RT_CUDA is on).
 //
-//   my_kernel<<<grid_for(n), kBlock, 0, stream>>>(...);
+//   RT_LAUNCH(grid_for(n), kBlock, stream, my_kernel)(...);   // kernel_macros.cuh
 //   check_launch("add");                 // throws rt::Error naming the kernel and CUDA's error
 //   check_cuda(cudaMemsetAsync(p, 0, n, stream), "zero_");
 #pragma once
@@ -41,7 +41,7 @@ inline bool completed(cudaError_t e, const char* what) {
   return true;
 }
 
-// Call right after a <<<...>>> launch: reports bad launch configurations at once.
+// Call right after a launch (RT_LAUNCH): reports bad launch configurations at once.
 inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
 
 }  // namespace rt::cuda_kernels

@@ -9,12 +9,15 @@
 #include "cuda/nn_dtype.cuh"
 #include "cuda/pack.cuh"
 #include "cuda/row_plan.h"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
 
 constexpr int kWarpRowsMax = 1024;  // rows up to this length get one warp each
 constexpr int kRowsPerBlock = 4;
+// Threads of a register-row kernel's block: its launch bound.
+constexpr int row_block_threads(bool warp) { return warp ? 32 * kRowsPerBlock : kRowMaxThreads; }
 constexpr int kLongRowThreads = 512;
 // Packs per thread of the register kernels (row_plan.h): the backward holds two rows.
 template <typename T>
@@ -31,7 +34,7 @@ __global__ void layer_norm_forward_kernel(const T* __restrict__ x, const T* __re
                                           int64_t M, int64_t D, double eps) {
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t r = G::row(kRowsPerBlock);
   if (kWarp && r >= M) return;
   const T* xr = x + r * D;
@@ -58,14 +61,15 @@ __global__ void layer_norm_forward_kernel(const T* __restrict__ x, const T* __re
 // (two passes, as the streaming kernel's). weight and bias packs are read where they are applied. A warp
 // per row (kWarp, rows up to 1024 elements) or a block per row.
 template <typename T, int kVecs, bool kWarp>
-__global__ void __launch_bounds__(kWarp ? 32 * kRowsPerBlock : kRowMaxThreads)
+__global__ void RT_LAUNCH_BOUNDS(row_block_threads(kWarp))
     layer_norm_registers_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
                                 T* __restrict__ y, double* __restrict__ mean, double* __restrict__ rstd, int64_t M,
                                 int64_t packs, int64_t D, double eps) {
+  RT_CHECK_LAUNCH_BOUNDS(row_block_threads(kWarp));
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t r = G::row(kRowsPerBlock), row = r * D;
   if (kWarp && r >= M) return;  // the whole warp leaves together
   Pack16<T> v[kVecs];
@@ -118,7 +122,7 @@ __global__ void layer_norm_grad_input_kernel(const T* __restrict__ x, const T* _
                                              int64_t D) {
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t r = G::row(kRowsPerBlock);
   if (kWarp && r >= M) return;
   const T* xr = x + r * D;
@@ -142,15 +146,16 @@ __global__ void layer_norm_grad_input_kernel(const T* __restrict__ x, const T* _
 // grad_input with the rows of x and grad_output in registers: one read of each, one write of dx; a warp
 // or a block per row as the forward.
 template <typename T, int kVecs, bool kWarp>
-__global__ void __launch_bounds__(kWarp ? 32 * kRowsPerBlock : kRowMaxThreads)
+__global__ void RT_LAUNCH_BOUNDS(row_block_threads(kWarp))
     layer_norm_grad_input_registers_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                            const T* __restrict__ g, const double* __restrict__ mean,
                                            const double* __restrict__ rstd, T* __restrict__ dx, int64_t M,
                                            int64_t packs, int64_t D) {
+  RT_CHECK_LAUNCH_BOUNDS(row_block_threads(kWarp));
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t r = G::row(kRowsPerBlock), row = r * D;
   if (kWarp && r >= M) return;
   Pack16<T> xv[kVecs], gv[kVecs];
@@ -200,7 +205,8 @@ __global__ void layer_norm_param_partials_kernel(const T* __restrict__ x, const 
                                                  const double* __restrict__ mean, const double* __restrict__ rstd,
                                                  acc_t<T>* __restrict__ partial, int64_t M, int64_t D, int64_t chunks) {
   using A = acc_t<T>;
-  __shared__ A sw[kRowLanes][kColTile + 1], sb[kRowLanes][kColTile + 1];
+  RT_SHARED(sw, A[kRowLanes][kColTile + 1]);
+  RT_SHARED(sb, A[kRowLanes][kColTile + 1]);
   const int64_t j = int64_t(blockIdx.x) * kColTile + threadIdx.x;
   for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {  // the same trip count in the whole block
     const int64_t r0 = chunk * kChunkRows, r1 = min(M, r0 + kChunkRows);
@@ -293,20 +299,21 @@ void layer_norm_forward(const TensorArg& out, const TensorArg& mean, const Tenso
     const RowPlan plan = !warp_plan.vecs ? aligned_row_plan(D, int(sizeof(T)), kForwardMaxVecs<T>, bases) : RowPlan{};
     if (warp_plan.vecs)
       visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
-        layer_norm_registers_kernel<T, kVecs, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
-                                                      32 * kRowsPerBlock, 0, stream>>>(
+        RT_LAUNCH(unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, stream,
+                  layer_norm_registers_kernel<T, kVecs, true>)(
             ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, warp_plan.packs, D, eps);
       });
     else if (plan.vecs)
       visit_row_vecs<kForwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
-        layer_norm_registers_kernel<T, kVecs, false><<<unsigned(M), plan.threads, 0, stream>>>(
+        RT_LAUNCH(unsigned(M), plan.threads, stream, layer_norm_registers_kernel<T, kVecs, false>)(
             ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, plan.packs, D, eps);
       });
     else if (D <= kWarpRowsMax)
-      layer_norm_forward_kernel<T, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
-                                           stream>>>(ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, D, eps);
+      RT_LAUNCH(unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, stream,
+                layer_norm_forward_kernel<T, true>)(
+          ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, D, eps);
     else
-      layer_norm_forward_kernel<T, false><<<unsigned(M), kLongRowThreads, 0, stream>>>(
+      RT_LAUNCH(unsigned(M), kLongRowThreads, stream, layer_norm_forward_kernel<T, false>)(
           ptr<T>(x), ptr<T>(weight), ptr<T>(bias), y, mp, rp, M, D, eps);
     check_launch(op);
   });
@@ -358,21 +365,22 @@ void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
           !warp_plan.vecs ? aligned_row_plan(D, int(sizeof(T)), kBackwardMaxVecs<T>, bases) : RowPlan{};
       if (warp_plan.vecs)
         visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
-          layer_norm_grad_input_registers_kernel<T, kVecs, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
-                                                                   32 * kRowsPerBlock, 0, stream>>>(
+          RT_LAUNCH(unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, stream,
+                    layer_norm_grad_input_registers_kernel<T, kVecs, true>)(
               ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, M, warp_plan.packs, D);
         });
       else if (plan.vecs)
         visit_row_vecs<kBackwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
-          layer_norm_grad_input_registers_kernel<T, kVecs, false><<<unsigned(M), plan.threads, 0, stream>>>(
+          RT_LAUNCH(unsigned(M), plan.threads, stream, layer_norm_grad_input_registers_kernel<T, kVecs, false>)(
               ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, M, plan.packs, D);
         });
       else if (D <= kWarpRowsMax)
-        layer_norm_grad_input_kernel<T, true><<<unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock),
-                                                32 * kRowsPerBlock, 0, stream>>>(ptr<T>(x), ptr<T>(weight),
+        RT_LAUNCH(unsigned((M + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, stream,
+                  layer_norm_grad_input_kernel<T, true>)(
+            ptr<T>(x), ptr<T>(weight),
                                                                                  ptr<T>(grad_out), mp, rp, dx, M, D);
       else
-        layer_norm_grad_input_kernel<T, false><<<unsigned(M), kLongRowThreads, 0, stream>>>(
+        RT_LAUNCH(unsigned(M), kLongRowThreads, stream, layer_norm_grad_input_kernel<T, false>)(
             ptr<T>(x), ptr<T>(weight), ptr<T>(grad_out), mp, rp, dx, M, D);
       check_launch("layer_norm_backward (grad_input)");
     }
@@ -380,14 +388,15 @@ void layer_norm_backward(const TensorArg& grad_input, const TensorArg& grad_weig
     const int64_t chunks = chunks_for(M);
     A* partial = static_cast<A*>(scratch);
     const dim3 grid(unsigned((D + kColTile - 1) / kColTile), unsigned(std::min<int64_t>(chunks, 65535)));
-    layer_norm_param_partials_kernel<T><<<grid, dim3(kColTile, kRowLanes), 0, stream>>>(ptr<T>(x), ptr<T>(grad_out), mp,
+    RT_LAUNCH(grid, dim3(kColTile, kRowLanes), stream, layer_norm_param_partials_kernel<T>)(
+        ptr<T>(x), ptr<T>(grad_out), mp,
                                                                                        rp, partial, M, D, chunks);
     check_launch("layer_norm_backward (parameter partials)");
     const ScalarType wdt = grad_weight.data ? grad_weight.dtype : grad_bias.dtype;
     if (grad_weight.data && grad_bias.data && grad_weight.dtype != grad_bias.dtype)
       throw DTypeError("layer_norm_backward on CUDA: grad_weight and grad_bias must share one dtype");
     visit_floating(wdt, op, [&]<typename W>() {
-      layer_norm_param_finish_kernel<A, W, W><<<grid_for(D), kBlock, 0, stream>>>(
+      RT_LAUNCH(grid_for(D), kBlock, stream, layer_norm_param_finish_kernel<A, W, W>)(
           partial, chunks, D, static_cast<W*>(grad_weight.data), static_cast<W*>(grad_bias.data));
       check_launch("layer_norm_backward (parameter sums)");
     });

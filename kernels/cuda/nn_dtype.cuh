@@ -1,7 +1,7 @@
 // kernels/cuda/nn_dtype.cuh — element loads/stores and floating dtype dispatch for the NN
 // launchers (softmax, norms, losses, embedding, dropout, pooling, im2col). Private to kernels/cuda/*.cu.
 //
-//   visit_floating(out.dtype, "softmax", [&]<typename T>() { my_kernel<T><<<...>>>(...); });
+//   visit_floating(out.dtype, "softmax", [&]<typename T>() { RT_LAUNCH(grid, block, stream, my_kernel<T>)(...); });
 //   const float v = to_float(x[i]);  store(&y[i], v);   // half types computed in float
 //
 // T is the storage type (__half, __nv_bfloat16, float, double); acc_t<T> is the type rows are

@@ -9,6 +9,7 @@
 #include "cuda/nn_dtype.cuh"
 #include "cuda/optimizer_step.h"
 #include "cuda/pack.cuh"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -224,8 +225,8 @@ void adam_step(const TensorArg& param, const TensorArg& exp_avg, const TensorArg
                             max_exp_avg_sq ? static_cast<T*>(max_exp_avg_sq->data) : nullptr,
                             static_cast<const T*>(grad.data)};
     launch_packed<T>(n, {ts.param, ts.exp_avg, ts.exp_avg_sq, ts.max_exp_avg_sq, ts.grad}, [&]<int V>(unsigned grid) {
-      if (max_exp_avg_sq) adam_kernel<T, V, true><<<grid, kBlock, 0, stream>>>(ts, k, n);
-      else adam_kernel<T, V, false><<<grid, kBlock, 0, stream>>>(ts, k, n);
+      if (max_exp_avg_sq) RT_LAUNCH(grid, kBlock, stream, adam_kernel<T, V, true>)(ts, k, n);
+      else RT_LAUNCH(grid, kBlock, stream, adam_kernel<T, V, false>)(ts, k, n);
       check_launch(op);
     });
   });
@@ -260,8 +261,8 @@ void sgd_step(const TensorArg& param, const TensorArg* momentum_buffer, const Te
     const SgdTensors<T> ts{static_cast<T*>(param.data), momentum ? static_cast<T*>(momentum_buffer->data) : nullptr,
                            static_cast<const T*>(grad.data)};
     launch_packed<T>(n, {ts.param, ts.buf, ts.grad}, [&]<int V>(unsigned grid) {
-      if (momentum) sgd_kernel<T, V, true><<<grid, kBlock, 0, stream>>>(ts, k, n);
-      else sgd_kernel<T, V, false><<<grid, kBlock, 0, stream>>>(ts, k, n);
+      if (momentum) RT_LAUNCH(grid, kBlock, stream, sgd_kernel<T, V, true>)(ts, k, n);
+      else RT_LAUNCH(grid, kBlock, stream, sgd_kernel<T, V, false>)(ts, k, n);
       check_launch(op);
     });
   });

@@ -4,6 +4,7 @@
 #include "cuda/launch.h"
 #include "cuda/nn_dtype.cuh"
 #include "cuda/pooling.h"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -195,7 +196,7 @@ void max_pool2d_forward(const TensorArg& out, const TensorArg& indices, const Te
   if (indices.numel() != out.numel()) throw ShapeError("max_pool2d on CUDA: indices must match the output's shape");
   if (out.numel() == 0) return;
   visit_floating(input.dtype, op, [&]<typename T>() {
-    max_pool_kernel<T><<<grid_for(out.numel()), kBlock, 0, stream>>>(
+    RT_LAUNCH(grid_for(out.numel()), kBlock, stream, max_pool_kernel<T>)(
         static_cast<const T*>(input.data), static_cast<T*>(out.data), static_cast<int64_t*>(indices.data), P, w);
     check_launch(op);
   });
@@ -211,7 +212,7 @@ void max_pool2d_backward(const TensorArg& grad_input, const TensorArg& grad_out,
   require_dtype(indices, kInt64, op, "indices");
   if (grad_input.numel() == 0) return;
   visit_floating(grad_input.dtype, op, [&]<typename T>() {
-    max_pool_backward_kernel<T><<<grid_for(grad_input.numel()), kBlock, 0, stream>>>(
+    RT_LAUNCH(grid_for(grad_input.numel()), kBlock, stream, max_pool_backward_kernel<T>)(
         static_cast<const T*>(grad_out.data), static_cast<const int64_t*>(indices.data),
         static_cast<T*>(grad_input.data), P, w);
     check_launch(op);
@@ -226,7 +227,7 @@ void avg_pool2d_forward(const TensorArg& out, const TensorArg& input, const Pool
   require_dtype(out, input.dtype, op, "output");
   if (out.numel() == 0) return;
   visit_floating(input.dtype, op, [&]<typename T>() {
-    avg_pool_kernel<T><<<grid_for(out.numel()), kBlock, 0, stream>>>(static_cast<const T*>(input.data),
+    RT_LAUNCH(grid_for(out.numel()), kBlock, stream, avg_pool_kernel<T>)(static_cast<const T*>(input.data),
                                                                      static_cast<T*>(out.data), P, w, count_include_pad);
     check_launch(op);
   });
@@ -240,7 +241,7 @@ void avg_pool2d_backward(const TensorArg& grad_input, const TensorArg& grad_out,
   require_dtype(grad_out, grad_input.dtype, op, "grad_output");
   if (grad_input.numel() == 0) return;
   visit_floating(grad_input.dtype, op, [&]<typename T>() {
-    avg_pool_backward_kernel<T><<<grid_for(grad_input.numel()), kBlock, 0, stream>>>(
+    RT_LAUNCH(grid_for(grad_input.numel()), kBlock, stream, avg_pool_backward_kernel<T>)(
         static_cast<const T*>(grad_out.data), static_cast<T*>(grad_input.data), P, w, count_include_pad);
     check_launch(op);
   });
@@ -253,7 +254,7 @@ void adaptive_avg_pool2d_forward(const TensorArg& out, const TensorArg& input, c
   if (out.numel() == 0) return;
   if (P.H == 0 || P.W == 0) throw ShapeError("adaptive_avg_pool2d on CUDA: input planes must not be empty");
   visit_floating(input.dtype, op, [&]<typename T>() {
-    adaptive_avg_kernel<T><<<grid_for(out.numel()), kBlock, 0, stream>>>(static_cast<const T*>(input.data),
+    RT_LAUNCH(grid_for(out.numel()), kBlock, stream, adaptive_avg_kernel<T>)(static_cast<const T*>(input.data),
                                                                          static_cast<T*>(out.data), P);
     check_launch(op);
   });
@@ -269,7 +270,7 @@ void adaptive_avg_pool2d_backward(const TensorArg& grad_input, const TensorArg& 
     return;
   }
   visit_floating(grad_input.dtype, op, [&]<typename T>() {
-    adaptive_avg_backward_kernel<T><<<grid_for(grad_input.numel()), kBlock, 0, stream>>>(
+    RT_LAUNCH(grid_for(grad_input.numel()), kBlock, stream, adaptive_avg_backward_kernel<T>)(
         static_cast<const T*>(grad_out.data), static_cast<T*>(grad_input.data), P);
     check_launch(op);
   });

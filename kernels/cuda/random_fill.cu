@@ -6,6 +6,7 @@
 #include "cuda/nn_dtype.cuh"
 #include "cuda/philox.cuh"
 #include "cuda/random_fill.h"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -90,7 +91,7 @@ void fill_uniform(const TensorArg& out, double low, double high, uint64_t seed, 
   visit_fill(out, "uniform_", [&]<typename T>() {
     const int64_t n = out.numel();
     if (n == 0) return;
-    uniform_kernel<T><<<grid_for(int64_t(random_fill_counters(n, out.dtype))), kBlock, 0, stream>>>(
+    RT_LAUNCH(grid_for(int64_t(random_fill_counters(n, out.dtype))), kBlock, stream, uniform_kernel<T>)(
         static_cast<T*>(out.data), n, low, high - low, seed, offset);
     check_launch("uniform_");
   });
@@ -100,7 +101,7 @@ void fill_normal(const TensorArg& out, double mean, double stddev, uint64_t seed
   visit_fill(out, "normal_", [&]<typename T>() {
     const int64_t n = out.numel();
     if (n == 0) return;
-    normal_kernel<T><<<grid_for(int64_t(random_fill_counters(n, out.dtype))), kBlock, 0, stream>>>(
+    RT_LAUNCH(grid_for(int64_t(random_fill_counters(n, out.dtype))), kBlock, stream, normal_kernel<T>)(
         static_cast<T*>(out.data), n, mean, stddev, seed, offset);
     check_launch("normal_");
   });

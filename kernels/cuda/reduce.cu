@@ -17,6 +17,7 @@
 
 #include "cuda/elementwise_loop.cuh"
 #include "cuda/reduce.h"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
@@ -275,7 +276,7 @@ __global__ void row_kernel(R r, const typename R::in_t* in, Plan p, typename R::
     }
     return;
   }
-  __shared__ acc smem[32];
+  RT_SHARED(smem, acc[32]);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
     const int64_t o = w / p.splits, lo = (w % p.splits) * p.chunk, hi = min(p.len, lo + p.chunk);
@@ -295,7 +296,7 @@ __global__ void row_kernel(R r, const typename R::in_t* in, Plan p, typename R::
 template <typename R>
 __global__ void column_kernel(R r, const typename R::in_t* in, Plan p, typename R::acc* partial) {
   using acc = typename R::acc;
-  __shared__ acc smem[kColY][32];
+  RT_SHARED(smem, acc[kColY][32]);
   const int64_t o = int64_t(blockIdx.x) * 32 + threadIdx.x;
   const int64_t s = blockIdx.y, lo = s * p.chunk, hi = min(p.len, lo + p.chunk);
   acc a = r.identity();
@@ -336,15 +337,16 @@ void run(const R& r, const TensorArg& in, const Plan& p, void* scratch, size_t s
   if (p.column) {
     const dim3 grid(unsigned(ceil_div(p.num_out, 32)), unsigned(p.splits));
     if (grid.x > 2147483647u) throw ShapeError(std::string(op) + " on CUDA: too many results for one launch");
-    column_kernel<R><<<grid, dim3(32, kColY), 0, stream>>>(r, data, p, partial);
+    RT_LAUNCH(grid, dim3(32, kColY), stream, column_kernel<R>)(r, data, p, partial);
   } else if (p.warp_rows) {
-    row_kernel<R><<<capped_blocks(ceil_div(p.num_out * p.splits, kBlock / 32)), kBlock, 0, stream>>>(r, data, p, partial);
+    RT_LAUNCH(capped_blocks(ceil_div(p.num_out * p.splits, kBlock / 32)), kBlock, stream, row_kernel<R>)(
+        r, data, p, partial);
   } else {
-    row_kernel<R><<<capped_blocks(p.num_out * p.splits), kBlock, 0, stream>>>(r, data, p, partial);
+    RT_LAUNCH(capped_blocks(p.num_out * p.splits), kBlock, stream, row_kernel<R>)(r, data, p, partial);
   }
   check_launch(op);
   if (p.splits > 1) {
-    finish_kernel<R><<<capped_blocks(ceil_div(p.num_out, kBlock / 32)), kBlock, 0, stream>>>(r, p, partial);
+    RT_LAUNCH(capped_blocks(ceil_div(p.num_out, kBlock / 32)), kBlock, stream, finish_kernel<R>)(r, p, partial);
     check_launch(op);
   }
 }

@@ -4,7 +4,7 @@
 //
 //   const RowPlan p = plan_row_in_registers(/*n=*/4096, /*elem_bytes=*/4, /*max_vecs=*/8);
 //   // p.vecs == 4, p.threads == 256: a block of 256 threads per row, 4 16-byte packs each
-//   switch (p.vecs) { case 4: kernel<float, 4><<<rows, p.threads, 0, stream>>>(x, y, p.packs); ... }
+//   switch (p.vecs) { case 4: RT_LAUNCH(rows, p.threads, stream, kernel<float, 4>)(x, y, p.packs); ... }
 //
 // A row of n elements of elem_bytes each is packs = n * elem_bytes / 16 16-byte packs; thread t of the
 // row's block holds packs t, t + threads, ..., t + (vecs - 1) * threads (neighbouring threads read

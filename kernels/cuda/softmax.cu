@@ -9,12 +9,17 @@
 #include "cuda/pack.cuh"
 #include "cuda/row_plan.h"
 #include "cuda/softmax.h"
+#include "cuda/kernel_macros.cuh"
 
 namespace rt::cuda_kernels {
 namespace {
 
 constexpr int kWarpRowsMax = 1024;  // rows up to this length get one warp each
 constexpr int kRowsPerBlock = 4;    // warps per block in warp-per-row mode
+// Threads of a register-row kernel's block: its launch bound (kShared: two blocks per multiprocessor).
+constexpr int row_block_threads(bool warp, bool shared = false) {
+  return warp ? 32 * kRowsPerBlock : shared ? kRowSharedThreads : kRowMaxThreads;
+}
 constexpr int kLongRowThreads = 512;
 // Packs per thread of the register kernels (row_plan.h): the backward holds two rows.
 template <typename T>
@@ -46,7 +51,7 @@ template <typename T, bool kWarp>
 __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n, bool log) {
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t row = G::row(kRowsPerBlock);
   if (kWarp && row >= rows) return;  // the whole warp leaves together
   const T* xr = x + row * n;
@@ -71,16 +76,16 @@ __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, 
 // per thread live in dynamic shared memory (RowPlan::shared_vecs = kVecs), and two 512-thread blocks share
 // a multiprocessor.
 template <typename T, int kVecs, bool kWarp, bool kShared = false>
-__global__ void __launch_bounds__(kWarp ? 32 * kRowsPerBlock : kShared ? kRowSharedThreads : kRowMaxThreads,
-                                  kShared ? 2 : 1)
+__global__ void RT_LAUNCH_BOUNDS(row_block_threads(kWarp, kShared), kShared ? 2 : 1)
     softmax_registers_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t packs, bool log) {
+  RT_CHECK_LAUNCH_BOUNDS(row_block_threads(kWarp, kShared));
   static_assert(!(kWarp && kShared), "a warp's row fits its registers");
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
   constexpr int kHeld = kShared ? 2 * kVecs : kVecs;  // packs per thread, registers first
-  __shared__ A smem[32];
-  extern __shared__ __align__(16) unsigned char shared_packs[];
+  RT_SHARED(smem, A[32]);
+  RT_DYNAMIC_SHARED(shared_packs, unsigned char);
   Pack16<T>* spill = reinterpret_cast<Pack16<T>*>(shared_packs);  // [kVecs * blockDim.x] when kShared
   const int64_t r = G::row(kRowsPerBlock);
   if (kWarp && r >= rows) return;  // the whole warp leaves together
@@ -171,7 +176,7 @@ __global__ void softmax_backward_rows_kernel(const T* __restrict__ y, const T* _
                                              int64_t rows, int64_t n, bool log) {
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t row = G::row(kRowsPerBlock);
   if (kWarp && row >= rows) return;
   const int64_t off = row * n;
@@ -188,13 +193,14 @@ __global__ void softmax_backward_rows_kernel(const T* __restrict__ y, const T* _
 // Backward with the rows of y and grad_output in registers: one read of each, one write of grad_input;
 // a warp or a block per row as the forward.
 template <typename T, int kVecs, bool kWarp>
-__global__ void __launch_bounds__(kWarp ? 32 * kRowsPerBlock : kRowMaxThreads)
+__global__ void RT_LAUNCH_BOUNDS(row_block_threads(kWarp))
     softmax_backward_registers_kernel(const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ gx,
                                       int64_t rows, int64_t packs, bool log) {
+  RT_CHECK_LAUNCH_BOUNDS(row_block_threads(kWarp));
   using G = RowGroup<kWarp>;
   using A = acc_t<T>;
   constexpr int kPer = kPack16<T>;
-  __shared__ A smem[32];
+  RT_SHARED(smem, A[32]);
   const int64_t r = G::row(kRowsPerBlock);
   if (kWarp && r >= rows) return;
   const int64_t row = r * packs * kPer;
@@ -280,7 +286,7 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
         rows_layout && !warp_plan.vecs ? aligned_row_plan(L.n, int(sizeof(T)), kForwardMaxVecs<T>, {x, y}) : RowPlan{};
     if (warp_plan.vecs) {
       visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
-        softmax_registers_kernel<T, kVecs, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(
+        RT_LAUNCH(row_blocks(L.outer, true), 32 * kRowsPerBlock, stream, softmax_registers_kernel<T, kVecs, true>)(
             x, y, L.outer, warp_plan.packs, log);
       });
     } else if (plan.vecs) {
@@ -298,22 +304,27 @@ void softmax_forward(const TensorArg& out, const TensorArg& in, int64_t dim, boo
               // A hint (the most shared memory per SM, so the two blocks' 2 x 64 KiB fit); ignored if refused.
               if (cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100) != cudaSuccess)
                 cudaGetLastError();
-              softmax_registers_kernel<T, kVecs, false, true>
-                  <<<rows, shared.threads, size_t(shared.shared_bytes()), stream>>>(x, y, L.outer, shared.packs, log);
+              RT_LAUNCH_WITH_SHARED(rows, shared.threads, size_t(shared.shared_bytes()), stream,
+                        softmax_registers_kernel<T, kVecs, false, true>)(
+                  x, y, L.outer, shared.packs, log);
               return;
             }
             cudaGetLastError();  // the refused attribute is not an error of this op; on an H200 (227 KiB
                                  // per block) this fallback is never taken
           }
         }
-        softmax_registers_kernel<T, kVecs, false><<<rows, plan.threads, 0, stream>>>(x, y, L.outer, plan.packs, log);
+        RT_LAUNCH(rows, plan.threads, stream, softmax_registers_kernel<T, kVecs, false>)(
+            x, y, L.outer, plan.packs, log);
       });
     } else if (L.inner == 1 && L.n <= kWarpRowsMax) {
-      softmax_rows_kernel<T, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(x, y, L.outer, L.n, log);
+      RT_LAUNCH(row_blocks(L.outer, true), 32 * kRowsPerBlock, stream, softmax_rows_kernel<T, true>)(
+          x, y, L.outer, L.n, log);
     } else if (L.inner == 1) {
-      softmax_rows_kernel<T, false><<<row_blocks(L.outer, false), kLongRowThreads, 0, stream>>>(x, y, L.outer, L.n, log);
+      RT_LAUNCH(row_blocks(L.outer, false), kLongRowThreads, stream, softmax_rows_kernel<T, false>)(
+          x, y, L.outer, L.n, log);
     } else {
-      softmax_columns_kernel<T><<<grid_for(L.outer * L.inner), kBlock, 0, stream>>>(x, y, L.outer, L.n, L.inner, log);
+      RT_LAUNCH(grid_for(L.outer * L.inner), kBlock, stream, softmax_columns_kernel<T>)(
+          x, y, L.outer, L.n, L.inner, log);
     }
     check_launch(op);
   });
@@ -340,24 +351,25 @@ void softmax_backward(const TensorArg& grad_in, const TensorArg& out, const Tens
                              : RowPlan{};
     if (warp_plan.vecs) {
       visit_row_vecs<kWarpRowMaxVecs>(warp_plan.vecs, [&]<int kVecs>() {
-        softmax_backward_registers_kernel<T, kVecs, true><<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(
+        RT_LAUNCH(row_blocks(L.outer, true), 32 * kRowsPerBlock, stream,
+                  softmax_backward_registers_kernel<T, kVecs, true>)(
             y, g, gx, L.outer, warp_plan.packs, log);
       });
     } else if (plan.vecs) {
       const unsigned rows = row_blocks(L.outer, false);
       visit_row_vecs<kBackwardMaxVecs<T>>(plan.vecs, [&]<int kVecs>() {
-        softmax_backward_registers_kernel<T, kVecs, false><<<rows, plan.threads, 0, stream>>>(y, g, gx, L.outer,
+        RT_LAUNCH(rows, plan.threads, stream, softmax_backward_registers_kernel<T, kVecs, false>)(y, g, gx, L.outer,
                                                                                               plan.packs, log);
       });
     } else if (L.inner == 1 && L.n <= kWarpRowsMax) {
-      softmax_backward_rows_kernel<T, true>
-          <<<row_blocks(L.outer, true), 32 * kRowsPerBlock, 0, stream>>>(y, g, gx, L.outer, L.n, log);
+      RT_LAUNCH(row_blocks(L.outer, true), 32 * kRowsPerBlock, stream, softmax_backward_rows_kernel<T, true>)(
+          y, g, gx, L.outer, L.n, log);
     } else if (L.inner == 1) {
-      softmax_backward_rows_kernel<T, false>
-          <<<row_blocks(L.outer, false), kLongRowThreads, 0, stream>>>(y, g, gx, L.outer, L.n, log);
+      RT_LAUNCH(row_blocks(L.outer, false), kLongRowThreads, stream, softmax_backward_rows_kernel<T, false>)(
+          y, g, gx, L.outer, L.n, log);
     } else {
-      softmax_backward_columns_kernel<T>
-          <<<grid_for(L.outer * L.inner), kBlock, 0, stream>>>(y, g, gx, L.outer, L.n, L.inner, log);
+      RT_LAUNCH(grid_for(L.outer * L.inner), kBlock, stream, softmax_backward_columns_kernel<T>)(
+          y, g, gx, L.outer, L.n, L.inner, log);
     }
     check_launch(op);
   });

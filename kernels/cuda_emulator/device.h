@@ -1,16 +1,17 @@
 // kernels/cuda_emulator/device.h — what CUDA device code needs to compile as C++ and run on the CPU.
 // Force-included (`-include cuda_emulator/device.h`) into every kernels/cuda/*.cu that the build with
-// -DRT_CUDA=EMULATED compiles as C++, after translate_launches.py has rewritten its launches:
+// -DRT_CUDA=EMULATED compiles as C++ (`-x c++`). Kernel sources launch and declare shared memory through
+// kernels/cuda/kernel_macros.cuh, whose emulated forms call what this header declares:
 //
-//   softmax_kernel<T, 4><<<rows, 256, 0, stream>>>(x, y, n);                              // the .cu file
-//   ::rt::cuda_emulator::launch("softmax_kernel<T, 4>", ::rt::cuda_emulator::config(rows, 256, 0, stream),
-//                               nullptr, [&](auto&... a) { softmax_kernel<T, 4>(a...); }, x, y, n);  // what g++ compiles
+//   RT_LAUNCH(rows, 256, stream, softmax_kernel<T, 4>)(x, y, n);                          // the .cu file
+//   ::rt::cuda_emulator::Launch("softmax_kernel<T, 4>", ::rt::cuda_emulator::config(rows, 256, 0, stream),
+//                               nullptr, [&](auto&... a) { softmax_kernel<T, 4>(a...); })(x, y, n);  // g++ sees
 //
 // A launch runs every block of the grid, one after another, on the calling thread; a block's
 // threads are fibers that switch only at __syncthreads, __syncwarp and warp shuffles, one warp
 // running ahead of the others between block barriers (block_runner.cpp, Note [Rounds]). So a
 // thread that reads shared memory another thread writes without a barrier between sees it
-// unwritten, as a GPU may. __shared__ variables (rewritten by the translation into static_shared)
+// unwritten, as a GPU may. Shared variables (RT_SHARED: static_shared below)
 // and dynamic shared memory start as 0xff bytes in every block. What the GPU would have undefined,
 // the emulator reports and fails the launch with cudaErrorLaunchFailure: a shuffle or __syncwarp
 // whose mask names a lane that has exited or waits elsewhere, a __syncthreads some threads never
@@ -35,11 +36,12 @@
 #define RT_CUDA_EMULATION 1
 
 // Host compilers see __global__, __device__, __host__ and __shared__ as empty (crt/host_defines.h).
-// The translation rewrites every __shared__ declaration and __launch_bounds__; one it missed is a
-// compile error here, not a silently per-thread array.
+// Kernel sources say RT_SHARED, RT_DYNAMIC_SHARED and RT_LAUNCH_BOUNDS (kernel_macros.cuh); CUDA's own
+// spelling is a compile error here, never a silently per-thread array or an unchecked bound (and a
+// `<<<` launch does not parse: use RT_LAUNCH).
 #undef __shared__
-#define __shared__ RT_CUDA_EMULATOR_UNTRANSLATED_SHARED
-#define __launch_bounds__(...) RT_CUDA_EMULATOR_UNTRANSLATED_LAUNCH_BOUNDS
+#define __shared__ RT_CUDA_EMULATOR_USE_RT_SHARED_FROM_KERNEL_MACROS_CUH
+#define __launch_bounds__(...) RT_CUDA_EMULATOR_USE_RT_LAUNCH_BOUNDS_FROM_KERNEL_MACROS_CUH
 
 namespace rt::cuda_emulator {
 
@@ -79,9 +81,9 @@ void* dynamic_shared_memory();
 // Bumped by the block runner as each block starts (never 0 inside a kernel).
 extern thread_local uint64_t t_block_serial;
 
-// A __shared__ variable: `__shared__ float s[32];` becomes
+// A shared variable: `RT_SHARED(s, float[32]);` becomes
 //   struct rt_shared_site_N {}; auto& s = static_shared<float[32], rt_shared_site_N>();
-// (N: the declaration's number in its file). The site is a class local to the kernel, a distinct
+// (N: __COUNTER__). The site is a class local to the kernel, a distinct
 // type in each of its instantiations, so there is one variable per declaration, instantiation and
 // host thread, filled with 0xff bytes (NaN floats, -1 integers) when a block first touches it: a
 // read before any write in the block shows.
@@ -96,8 +98,8 @@ T& static_shared() {
   return *reinterpret_cast<T*>(storage);
 }
 
-// What `__launch_bounds__(max_threads, ...)` becomes, at the top of the kernel's body: a block with
-// more threads fails the launch (on a GPU it would not start).
+// RT_CHECK_LAUNCH_BOUNDS(max_threads), at the top of the kernel's body: a block with more threads
+// fails the launch (on a GPU it would not start).
 void check_launch_bounds(unsigned max_threads);
 
 // The address cudaFuncSetAttribute knows a kernel by: a kernel's name or a pointer variable.
@@ -119,14 +121,29 @@ struct KernelCall {
   }
 };
 
-// `kernel` identifies the kernel for cudaFuncSetAttribute's dynamic shared memory limit; the
-// translation passes it for launches that ask for dynamic shared memory, nullptr otherwise.
+// `kernel` identifies the kernel for cudaFuncSetAttribute's dynamic shared memory limit:
+// RT_LAUNCH_WITH_SHARED passes it, RT_LAUNCH nullptr.
 template <typename Call, typename... Args>
 void launch(const char* kernel_name, const LaunchConfig& config, const void* kernel, Call call, Args&&... args) {
   KernelCall<Call, Args...> c{call, std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)};
   const cudaError_t e = run_grid(kernel_name, kernel, config, &KernelCall<Call, Args...>::run, &c);
   if (e != cudaSuccess) set_last_error(e);
 }
+
+// What RT_LAUNCH(...) makes: the launch, waiting for its arguments.
+template <typename Call>
+struct Launch {
+  const char* kernel_name;
+  LaunchConfig config;
+  const void* kernel;
+  Call call;
+  template <typename... Args>
+  void operator()(Args&&... args) const {
+    launch(kernel_name, config, kernel, call, std::forward<Args>(args)...);
+  }
+};
+template <typename Call>
+Launch(const char*, LaunchConfig, const void*, Call) -> Launch<Call>;
 
 // Barriers and shuffles (block_runner.cpp). A shuffle publishes `value` (at most 16 bytes) and
 // blocks until every lane of `mask` has arrived; `result` then holds the value of lane `source`

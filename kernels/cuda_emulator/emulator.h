@@ -2,8 +2,8 @@
 // (runtime.cpp, cublas.cpp) and the kernel launcher (block_runner.cpp, device.h).
 //
 // The emulator runs the project's own CUDA kernels on the CPU so that CI, which has no GPU,
-// executes them: `-DRT_CUDA=EMULATED` compiles kernels/cuda/*.cu as C++ (their <<<...>>> launches
-// rewritten by translate_launches.py into rt::cuda_emulator::launch) and links the engine against
+// executes them: `-DRT_CUDA=EMULATED` compiles kernels/cuda/*.cu as C++ (their RT_LAUNCH launches,
+// kernels/cuda/kernel_macros.cuh, call rt::cuda_emulator::launch) and links the engine against
 // this folder instead of libcudart and cuBLAS. Each block's threads run as fibers on the calling
 // thread; work is done when the launch returns, so every stream is always idle.
 //

@@ -1,6 +1,6 @@
 // The emulator's kernel execution (kernels/cuda_emulator/block_runner.cpp, device.h) through CUDA
-// source: this file's kernels use <<<...>>>, __shared__ and __launch_bounds__, and the build
-// translates it with translate_launches.py as it does kernels/cuda/*.cu. Indices, barriers,
+// source: this file's kernels launch and declare shared memory with kernels/cuda/kernel_macros.cuh,
+// and compile with device.h as kernels/cuda/*.cu do. Indices, barriers,
 // shuffles (PTX's lane rules), shared memory, atomics, launch errors, and the undefined behaviour
 // the emulator reports instead of computing something.
 #include <catch2/catch.hpp>
@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/kernel_macros.cuh"
 #include "cuda_emulator/device.h"
 
 namespace {
@@ -25,14 +26,14 @@ namespace {
 template <typename... Params, typename... Args>
 cudaError_t run(dim3 grid, dim3 block, void (*kernel)(Params...), Args... args) {
   cudaGetLastError();
-  kernel<<<grid, block>>>(args...);
+  RT_LAUNCH(grid, block, nullptr, kernel)(args...);
   return cudaGetLastError();
 }
 
 template <typename... Params, typename... Args>
 cudaError_t run_with_shared(dim3 grid, dim3 block, size_t shared_bytes, void (*kernel)(Params...), Args... args) {
   cudaGetLastError();
-  kernel<<<grid, block, shared_bytes>>>(args...);
+  RT_LAUNCH_WITH_SHARED(grid, block, shared_bytes, nullptr, kernel)(args...);
   return cudaGetLastError();
 }
 
@@ -49,7 +50,7 @@ __global__ void write_3d_position(int* out) {
 
 // Each thread reads its neighbour's shared slot: right only with the barrier between.
 __global__ void rotate_through_shared(int* out, bool with_barrier) {
-  __shared__ int slots[64];
+  RT_SHARED(slots, int[64]);
   const int t = int(threadIdx.x);
   slots[t] = t + 100;
   if (with_barrier) __syncthreads();
@@ -57,8 +58,8 @@ __global__ void rotate_through_shared(int* out, bool with_barrier) {
 }
 
 __global__ void read_shared_before_writing(int* out) {
-  __shared__ int slot;
-  __shared__ float value;
+  RT_SHARED(slot, int);
+  RT_SHARED(value, float);
   if (threadIdx.x == 0) out[2 * blockIdx.x] = slot, out[2 * blockIdx.x + 1] = std::isnan(value) ? 1 : 0;
   __syncthreads();
   slot = 7, value = 1.f;  // what a later block must not see
@@ -105,7 +106,7 @@ __global__ void barrier_in_one_branch(int* out) {
 }
 
 __global__ void barrier_after_some_returned(int* out) {
-  __shared__ int total;
+  RT_SHARED(total, int);
   if (threadIdx.x == 0) total = 0;
   __syncthreads();
   if (threadIdx.x % 2) return;  // returned threads count as arrived at later barriers
@@ -116,7 +117,7 @@ __global__ void barrier_after_some_returned(int* out) {
 
 // Lanes exchange through shared memory within their warp: needs __syncwarp between.
 __global__ void exchange_in_warp(int* out, bool with_syncwarp) {
-  __shared__ int slots[32];
+  RT_SHARED(slots, int[32]);
   const int lane = int(threadIdx.x);
   slots[lane] = lane + 1;
   if (with_syncwarp) __syncwarp();
@@ -124,7 +125,7 @@ __global__ void exchange_in_warp(int* out, bool with_syncwarp) {
 }
 
 __global__ void sum_dynamic_shared(float* out, const float* in) {
-  extern __shared__ float tile[];
+  RT_DYNAMIC_SHARED(tile, float);
   tile[threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x];
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -135,7 +136,7 @@ __global__ void sum_dynamic_shared(float* out, const float* in) {
 }
 
 __global__ void read_dynamic_shared_unwritten(int* out) {
-  extern __shared__ float tile[];
+  RT_DYNAMIC_SHARED(tile, float);
   const int* words = reinterpret_cast<const int*>(tile);
   out[threadIdx.x] = words[threadIdx.x];
 }
@@ -145,12 +146,15 @@ __global__ void count_into(unsigned long long* counter, double* total) {
   atomicAdd(total, 0.5);
 }
 
-__global__ void __launch_bounds__(64) bounded_to_64(int* out) { out[threadIdx.x] = 1; }
+__global__ void RT_LAUNCH_BOUNDS(64) bounded_to_64(int* out) {
+  RT_CHECK_LAUNCH_BOUNDS(64);
+  out[threadIdx.x] = 1;
+}
 
 // Two block-wide sums through one shared array, as block_all_reduce does; `barrier_before_write`
 // is the __syncthreads that keeps the second sum's writes from overtaking the first sum's reads.
 __global__ void sum_twice(float* out, bool barrier_before_write) {
-  __shared__ float partial[8];
+  RT_SHARED(partial, float[8]);
   const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32), warps = int(blockDim.x / 32);
   float total = 0;
   for (int call = 0; call < 2; ++call) {
@@ -168,7 +172,7 @@ __global__ void sum_twice(float* out, bool barrier_before_write) {
 
 __global__ void launch_from_a_kernel(int* out) {
   if (threadIdx.x == 0) {
-    write_global_index<<<1, 32>>>(out, 32);
+    RT_LAUNCH(1, 32, nullptr, write_global_index)(out, 32);
     out[0] = int(cudaGetLastError());
   }
 }
@@ -380,7 +384,7 @@ TEST_CASE("bad launch configurations and streams are refused as CUDA refuses the
   REQUIRE(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, 0) == cudaSuccess);
   REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
   cudaGetLastError();
-  write_global_index<<<1, 32, 0, stream>>>(out.data(), 4096);
+  RT_LAUNCH(1, 32, stream, write_global_index)(out.data(), 4096);
   CHECK(cudaGetLastError() == cudaErrorInvalidResourceHandle);
   CHECK(std::count(out.begin(), out.end(), 0) == 4096);  // none of them ran
 }
@@ -423,7 +427,7 @@ TEST_CASE("a kernel that crashes the process is named, with its block and thread
   SECTION("an access outside any allocation") {
     const ChildResult child = run_in_child([] {
       std::vector<int> out(64);
-      write_through_wild_pointer<<<2, 32>>>(out.data());
+      RT_LAUNCH(2, 32, nullptr, write_through_wild_pointer)(out.data());
     });
     INFO(child.stderr_text);
     CHECK(child.crashed());
@@ -435,7 +439,7 @@ TEST_CASE("a kernel that crashes the process is named, with its block and thread
   SECTION("a thread's stack overflowing") {
     const ChildResult child = run_in_child([] {
       int out = 0;
-      overflow_the_stack<<<1, 8>>>(&out);
+      RT_LAUNCH(1, 8, nullptr, overflow_the_stack)(&out);
     });
     INFO(child.stderr_text);
     CHECK(child.crashed());
@@ -446,7 +450,7 @@ TEST_CASE("a kernel that crashes the process is named, with its block and thread
   SECTION("an integer division by zero") {
     const ChildResult child = run_in_child([] {
       std::vector<int> out(32);
-      divide_by_zero<<<1, 32>>>(out.data());
+      RT_LAUNCH(1, 32, nullptr, divide_by_zero)(out.data());
     });
     INFO(child.stderr_text);
     CHECK(child.crashed());
@@ -461,7 +465,7 @@ TEST_CASE("the handler that was there before still takes the fault, and signals 
     const ChildResult child = run_in_child([] {
       install_host_segv_handler();
       std::vector<int> out(64);
-      write_through_wild_pointer<<<2, 32>>>(out.data());
+      RT_LAUNCH(2, 32, nullptr, write_through_wild_pointer)(out.data());
     });
     INFO(child.stderr_text);
     CHECK(child.exit_code() == 42);
@@ -472,7 +476,7 @@ TEST_CASE("the handler that was there before still takes the fault, and signals 
     const ChildResult child = run_in_child([] {
       install_host_segv_handler();
       std::vector<int> out(32);
-      write_global_index<<<1, 32>>>(out.data(), 32);  // the emulator's handler is in place from here
+      RT_LAUNCH(1, 32, nullptr, write_global_index)(out.data(), 32);  // the emulator's handler is in place from here
       raise(SIGSEGV);
     });
     INFO(child.stderr_text);
