@@ -110,6 +110,12 @@ TEST_CASE("the engine's stubs: the CUDA backend registers a kernel for every one
     INFO(s->name());
     CHECK(s->has_kernel(rt::DeviceType::CUDA) == rt::cuda::is_built());
   }
+  using Stub = const rt::detail::DispatchStubBase*;
+  for (Stub s : {Stub(&rt::dispatch::matmul), Stub(&rt::dispatch::clamp), Stub(&rt::dispatch::where),
+                 Stub(&rt::dispatch::fill)}) {
+    INFO(s->name());
+    CHECK(s->has_kernel(rt::DeviceType::CPU));  // ops that call their stub on every device
+  }
   if (!rt::cuda::is_built()) {
     const rt::Tensor t = rt::zeros({2});
     CHECK_THAT(device_error([&] { rt::dispatch::softmax(rt::Device::cuda(0), t, t, 0, false); }),

@@ -59,8 +59,8 @@ void flat_kernel(Arith kind, const T* a, const T* b, T* o, int64_t n, double alp
   for (int64_t c = 0; c < chunks; ++c) body(n * c / chunks, n * (c + 1) / chunks);
 }
 
-// Writes a <kind> b into out (already shaped to the broadcast), all in dtype out.dtype().
-dispatch::BinaryOp cuda_op(Arith kind) {
+// The device kernels' name for an arithmetic op.
+dispatch::BinaryOp binary_op_of(Arith kind) {
   switch (kind) {
     case Arith::Add: return dispatch::BinaryOp::Add;
     case Arith::Sub: return dispatch::BinaryOp::Sub;
@@ -70,8 +70,9 @@ dispatch::BinaryOp cuda_op(Arith kind) {
   return dispatch::BinaryOp::Add;
 }
 
+// Writes a <kind> b into out (already shaped to the broadcast), all in dtype out.dtype().
 void arith_into(Arith kind, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
-  if (!out.is_cpu()) return dispatch::binary(out.device(), cuda_op(kind), out, a, b, alpha);
+  if (!out.is_cpu()) return dispatch::binary(out.device(), binary_op_of(kind), out, a, b, alpha);
   const ScalarType dt = out.dtype();
   if (a.dtype() == dt && b.dtype() == dt && a.sizes() == out.sizes() && b.sizes() == out.sizes() &&
       a.is_contiguous() && b.is_contiguous() && out.is_contiguous()) {
@@ -236,21 +237,25 @@ Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
   return self;
 }
 
+namespace {
+// The CPU kernel of dispatch::fill.
+void fill_cpu(const Tensor& self, const Scalar& value) {
+  cpu::ElementwiseLoop loop(self, std::vector<Tensor>{});
+  visit_dtype(self.dtype(), [&]<typename T>() {
+    const T v = value.to<T>();
+    loop.run([v](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+    });
+  });
+}
+}  // namespace
+RT_REGISTER_KERNEL(dispatch::fill, DeviceType::CPU, fill_cpu);
+
 Tensor& fill_(Tensor& self, const Scalar& value) {
   OpGuard guard("fill_", self);
   const bool needs_grad = autograd::any_requires_grad(self);
   detail::check_inplace(self, "fill_", needs_grad);
-  if (!self.is_cpu()) {
-    dispatch::fill(self.device(), self, value);
-  } else {
-    cpu::ElementwiseLoop loop(self, std::vector<Tensor>{});
-    visit_dtype(self.dtype(), [&]<typename T>() {
-      const T v = value.to<T>();
-      loop.run([v](char** p, const int64_t* s, int64_t n) {
-        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
-      });
-    });
-  }
+  dispatch::fill(self.device(), self, value);
   self.bump_version();
   if (needs_grad) record("FillBackward0", {}, {self}, [](const TensorList&) { return TensorList{}; });
   return self;

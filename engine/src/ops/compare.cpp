@@ -207,6 +207,15 @@ Tensor isinf(const Tensor& a) {
   return out;
 }
 
+namespace {
+// The CPU kernel of dispatch::where: a and b are converted to out's dtype here, as the CUDA kernel converts on load.
+void where_cpu(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const ScalarType dt = out.dtype();
+  visit_dtype(dt, [&]<typename T>() { where_kernel<T>(out, cond, convert(a, dt), convert(b, dt)); });
+}
+}  // namespace
+RT_REGISTER_KERNEL(dispatch::where, DeviceType::CPU, where_cpu);
+
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   OpGuard guard("where", cond, a, b);
   if (cond.dtype() != kBool && cond.dtype() != kUInt8)
@@ -217,8 +226,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(broadcast_of(cond, a, "where"), b.sizes(), "where");
   Tensor c = convert(cond, kBool);
   Tensor out = make_tensor(shape, dt, detail::op_device("where", cond, a, b));
-  if (!out.is_cpu()) dispatch::where(out.device(), out, c, a, b);
-  else visit_dtype(dt, [&]<typename T>() { where_kernel<T>(out, c, convert(a, dt), convert(b, dt)); });
+  dispatch::where(out.device(), out, c, a, b);
   if (autograd::any_requires_grad(a, b) && is_floating(dt)) {
     const bool ga = a.requires_grad(), gb = b.requires_grad();
     record("WhereBackward0", {a, b}, {out}, [sc = SavedTensor(c), ga, gb](const TensorList& g) {

@@ -1,5 +1,5 @@
-// matmul, mm, bmm, addmm, linear: shape checks here, products in cpu::matmul_into (OpenBLAS)
-// or, for tensors on a GPU, dispatch::matmul (cuBLAS).
+// matmul, mm, bmm, addmm, linear: shape checks here, products through dispatch::matmul: on the CPU
+// cpu::matmul_into (OpenBLAS), on a GPU cuBLAS (engine/src/cuda/ops_nn.cpp).
 #include "../amp/autocast_policy.h"
 #include "../../kernels/cpu/gemm.h"
 #include "../../kernels/cpu/loops.h"
@@ -42,9 +42,11 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
   detail::op_device(op, a, b);
 }
 
+// The CPU kernel of dispatch::matmul is kernels/cpu/gemm.h's (OpenBLAS).
+RT_REGISTER_KERNEL(dispatch::matmul, DeviceType::CPU, cpu::matmul_into);
+
 void matmul_into(const Tensor& out, const Tensor& a, const Tensor& b, double alpha = 1.0, double beta = 0.0) {
-  if (!out.is_cpu()) dispatch::matmul(out.device(), out, a, b, alpha, beta);
-  else cpu::matmul_into(out, a, b, alpha, beta);
+  dispatch::matmul(out.device(), out, a, b, alpha, beta);
 }
 
 // Throws the "cannot be multiplied" error for contracted dims da (of a) and db (of b).

@@ -124,8 +124,8 @@ ScalarType clamp_dtype(const Tensor& a, const std::optional<Scalar>& lo, const s
   return result_type(a, scalar_to_tensor(probe));
 }
 
-void clamp_into(const Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  if (!out.is_cpu()) return dispatch::clamp(out.device(), out, a, lo, hi);
+// The CPU kernel of dispatch::clamp.
+void clamp_cpu(const Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
   cpu::ElementwiseLoop loop(out, {a});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
@@ -150,6 +150,11 @@ void clamp_into(const Tensor& out, const Tensor& a, const std::optional<Scalar>&
       cpu::unary_kernel<T>(loop, [h](C x) { return x > h ? h : x; });
     }
   });
+}
+RT_REGISTER_KERNEL(dispatch::clamp, DeviceType::CPU, clamp_cpu);
+
+void clamp_into(const Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  dispatch::clamp(out.device(), out, a, lo, hi);
 }
 
 Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
