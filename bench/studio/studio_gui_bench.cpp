@@ -64,7 +64,7 @@ struct Bench {
     window.repaint();
   }
 
-  bool idle() const { return !window.view()->isBusy() && kernel.state() == KernelState::idle; }
+  bool idle() const { return !window.view()->is_busy() && kernel.state() == KernelState::idle; }
 
   // A fresh notebook of `cells` cells of `source`; then Run All, timed until the view and kernel are idle.
   double run_all_ms(int cells, const std::string& source) {

@@ -1,6 +1,6 @@
 // tests/studio/qt_wait.h — waiting in Qt tests without blocking the event loop.
 //
-//   QVERIFY(rt::studio::test::wait_until([&] { return !view->isBusy(); }, 20000));
+//   QVERIFY(rt::studio::test::wait_until([&] { return !view->is_busy(); }, 20000));
 #pragma once
 #include <QCoreApplication>
 #include <QElapsedTimer>

@@ -14,12 +14,12 @@ namespace {
 
 constexpr char kEsc = '\x1b';
 
-// Calls onText(segment) for plain text and onSgr(params) for each "ESC [ params m"; drops other escapes.
+// Calls on_text(segment) for plain text and on_sgr(params) for each "ESC [ params m"; drops other escapes.
 template <class OnText, class OnSgr>
-void scanAnsi(std::string_view s, OnText onText, OnSgr onSgr) {
-  std::size_t i = 0, textStart = 0;
+void scan_ansi(std::string_view s, OnText on_text, OnSgr on_sgr) {
+  std::size_t i = 0, text_start = 0;
   auto flush = [&](std::size_t end) {
-    if (end > textStart) onText(s.substr(textStart, end - textStart));
+    if (end > text_start) on_text(s.substr(text_start, end - text_start));
   };
   while (i < s.size()) {
     if (s[i] != kEsc) {
@@ -30,10 +30,10 @@ void scanAnsi(std::string_view s, OnText onText, OnSgr onSgr) {
     std::size_t j = i + 1;
     if (j < s.size() && s[j] == '[') {  // CSI: parameters, intermediates, one final byte in 0x40-0x7e
       ++j;
-      std::size_t paramsStart = j;
+      std::size_t params_start = j;
       while (j < s.size() && static_cast<unsigned char>(s[j]) >= 0x20 && static_cast<unsigned char>(s[j]) < 0x40) ++j;
       if (j < s.size()) {
-        if (s[j] == 'm') onSgr(s.substr(paramsStart, j - paramsStart));
+        if (s[j] == 'm') on_sgr(s.substr(params_start, j - params_start));
         ++j;
       }
     } else if (j < s.size() && s[j] == ']') {  // OSC: up to BEL or ESC backslash
@@ -44,12 +44,12 @@ void scanAnsi(std::string_view s, OnText onText, OnSgr onSgr) {
       ++j;  // two-byte escape such as ESC ( B or ESC =
     }
     i = j;
-    textStart = i;
+    text_start = i;
   }
   flush(s.size());
 }
 
-std::vector<int> parseParams(std::string_view params) {
+std::vector<int> parse_params(std::string_view params) {
   std::vector<int> out;
   std::size_t i = 0;
   while (i <= params.size()) {
@@ -86,7 +86,7 @@ struct Style {
 };
 
 // Reads an extended colour (38/48 ; 5 ; N or ; 2 ; R ; G ; B) starting after the 38/48 at params[i].
-std::optional<std::string> extendedColor(const std::vector<int>& p, std::size_t& i) {
+std::optional<std::string> extended_color(const std::vector<int>& p, std::size_t& i) {
   if (i + 1 < p.size() && p[i + 1] == 5 && i + 2 < p.size()) {
     i += 2;
     return color256(p[i]);
@@ -100,7 +100,7 @@ std::optional<std::string> extendedColor(const std::vector<int>& p, std::size_t&
   return std::nullopt;
 }
 
-void applySgr(Style& st, const std::vector<int>& p) {
+void apply_sgr(Style& st, const std::vector<int>& p) {
   for (std::size_t i = 0; i < p.size(); ++i) {
     const int c = p[i];
     if (c == 0) st = Style{};
@@ -116,12 +116,12 @@ void applySgr(Style& st, const std::vector<int>& p) {
     else if (c >= 40 && c <= 47) st.bg = kPalette[static_cast<std::size_t>(c - 40)];
     else if (c >= 100 && c <= 107) st.bg = kPalette[static_cast<std::size_t>(c - 100 + 8)];
     else if (c == 49) st.bg.reset();
-    else if (c == 38) st.fg = extendedColor(p, i);
-    else if (c == 48) st.bg = extendedColor(p, i);
+    else if (c == 38) st.fg = extended_color(p, i);
+    else if (c == 48) st.bg = extended_color(p, i);
   }
 }
 
-void appendEscaped(std::string& out, std::string_view text) {
+void append_escaped(std::string& out, std::string_view text) {
   for (char ch : text) {
     switch (ch) {
       case '<': out += "&lt;"; break;
@@ -133,7 +133,7 @@ void appendEscaped(std::string& out, std::string_view text) {
   }
 }
 
-std::string openTag(const Style& st) {
+std::string open_tag(const Style& st) {
   std::string css;
   if (st.fg) css += "color:" + *st.fg + ";";
   if (st.bg) css += "background-color:" + *st.bg + ";";
@@ -146,22 +146,22 @@ std::string openTag(const Style& st) {
 
 }  // namespace
 
-std::string ansiToHtml(std::string_view text) {
+std::string ansi_to_html(std::string_view text) {
   std::string out;
   out.reserve(text.size() + text.size() / 4);
   Style style;
-  scanAnsi(
+  scan_ansi(
       text,
       [&](std::string_view t) {
         if (style.plain()) {
-          appendEscaped(out, t);
+          append_escaped(out, t);
         } else {
-          out += openTag(style);
-          appendEscaped(out, t);
+          out += open_tag(style);
+          append_escaped(out, t);
           out += "</span>";
         }
       },
-      [&](std::string_view params) { applySgr(style, parseParams(params)); });
+      [&](std::string_view params) { apply_sgr(style, parse_params(params)); });
   return out;
 }
 

@@ -2,7 +2,7 @@
 // (To remove them instead, use strip_ansi_escapes from notebook/outputs.h.)
 //
 //   std::string tb = "\x1b[0;31mZeroDivisionError\x1b[0m: division by zero";
-//   rt::studio::ansiToHtml(tb);  // "<span style=\"color:#c91b00\">ZeroDivisionError</span>: division by zero"
+//   rt::studio::ansi_to_html(tb);  // "<span style=\"color:#c91b00\">ZeroDivisionError</span>: division by zero"
 //
 // Contracts:
 // - SGR sequences (ESC [ ... m) set colour (30-37, 90-97, 38;5;N, 38;2;R;G;B, and the 4x/10x/48 backgrounds),
@@ -16,6 +16,6 @@
 
 namespace rt::studio {
 
-std::string ansiToHtml(std::string_view text);
+std::string ansi_to_html(std::string_view text);
 
 }  // namespace rt::studio

@@ -10,7 +10,7 @@ namespace rt::studio {
 
 namespace {
 
-std::vector<Cell>& processCopy() {
+std::vector<Cell>& process_copy() {
   static std::vector<Cell> cells;
   return cells;
 }
@@ -18,7 +18,7 @@ std::vector<Cell>& processCopy() {
 }  // namespace
 
 void CellClipboard::put(const std::vector<Cell>& cells) {
-  processCopy() = cells;
+  process_copy() = cells;
   Notebook holder = Notebook::new_empty();
   holder.cells = cells;
   std::string text;
@@ -28,9 +28,9 @@ void CellClipboard::put(const std::vector<Cell>& cells) {
   }
   auto* mime = new QMimeData;
   try {
-    mime->setData(QString::fromLatin1(mimeType), QByteArray::fromStdString(to_ipynb(holder)));
+    mime->setData(QString::fromLatin1(kMimeType), QByteArray::fromStdString(to_ipynb(holder)));
   } catch (const std::exception&) {
-    // Cells to_ipynb refuses still paste within this process (processCopy); only the text goes out.
+    // Cells to_ipynb refuses still paste within this process (process_copy); only the text goes out.
   }
   mime->setText(QString::fromStdString(text));
   if (QClipboard* clipboard = QGuiApplication::clipboard()) clipboard->setMimeData(mime);
@@ -40,8 +40,8 @@ void CellClipboard::put(const std::vector<Cell>& cells) {
 std::vector<Cell> CellClipboard::take() {
   if (QClipboard* clipboard = QGuiApplication::clipboard()) {
     const QMimeData* mime = clipboard->mimeData();
-    if (mime && mime->hasFormat(QString::fromLatin1(mimeType))) {
-      const QByteArray bytes = mime->data(QString::fromLatin1(mimeType));
+    if (mime && mime->hasFormat(QString::fromLatin1(kMimeType))) {
+      const QByteArray bytes = mime->data(QString::fromLatin1(kMimeType));
       try {
         return parse_ipynb(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), "clipboard")
             .cells;
@@ -50,7 +50,7 @@ std::vector<Cell> CellClipboard::take() {
       }
     }
   }
-  return processCopy();
+  return process_copy();
 }
 
 }  // namespace rt::studio

@@ -6,9 +6,9 @@
 //   doc.paste_cells(index + 1, cells);                             // fresh ids on paste
 //
 // Contracts:
-// - put() writes the cells as an nbformat notebook under the MIME type `mimeType` plus their sources as
+// - put() writes the cells as an nbformat notebook under the MIME type `kMimeType` plus their sources as
 //   text/plain (so pasting into a text editor gives the code), and keeps a copy in this process.
-// - take() reads the system clipboard's `mimeType` data when present (copied by any studio), else this
+// - take() reads the system clipboard's `kMimeType` data when present (copied by any studio), else this
 //   process's copy; clipboard data that is not a valid notebook is ignored, never half-pasted.
 #pragma once
 #include "notebook/notebook.h"
@@ -19,7 +19,7 @@ namespace rt::studio {
 
 class CellClipboard {
  public:
-  static constexpr const char* mimeType = "application/x-rustytorch-notebook-cells";
+  static constexpr const char* kMimeType = "application/x-rustytorch-notebook-cells";
   static void put(const std::vector<Cell>& cells);
   static std::vector<Cell> take();
 };

@@ -4,7 +4,7 @@
 
 namespace rt::studio {
 
-QString cellCommandTitle(CellCommand command) {
+QString cell_command_title(CellCommand command) {
   auto tr = [](const char* text) { return QCoreApplication::translate("rt::studio::CellCommand", text); };
   switch (command) {
     case CellCommand::RunAndSelectNext: return tr("Run cell and select next");

@@ -3,10 +3,10 @@
 //   switch (command) {
 //     case rt::studio::CellCommand::InsertBelow: ...
 //   }
-//   QString label = rt::studio::cellCommandTitle(CellCommand::RunAndSelectNext);  // "Run cell and select next"
+//   QString label = rt::studio::cell_command_title(CellCommand::RunAndSelectNext);  // "Run cell and select next"
 //
 // NotebookView::execute(CellCommand) carries each one out; CommandModeKeymap maps key presses to them; the shell
-// may show cellCommandTitle() in menus. The names follow JupyterLab's command palette.
+// may show cell_command_title() in menus. The names follow JupyterLab's command palette.
 #pragma once
 #include <QString>
 
@@ -51,6 +51,6 @@ enum class CellCommand {
 };
 
 // Human-readable title ("Delete selected cells") for menus, tooltips and the keyboard-shortcut help.
-QString cellCommandTitle(CellCommand command);
+QString cell_command_title(CellCommand command);
 
 }  // namespace rt::studio

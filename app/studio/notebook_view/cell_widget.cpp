@@ -19,9 +19,9 @@ namespace {
 constexpr int kBarWidth = 5;
 constexpr int kBarGap = 4;
 
-QString toQString(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString to_qstring(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
-CodeEditor::Language languageOf(CellType type) {
+CodeEditor::Language language_of(CellType type) {
   switch (type) {
     case CellType::code: return CodeEditor::Language::Python;
     case CellType::markdown: return CodeEditor::Language::Markdown;
@@ -32,7 +32,7 @@ CodeEditor::Language languageOf(CellType type) {
 
 }  // namespace
 
-bool outputsHidden(const nlohmann::json& metadata) {
+bool outputs_hidden(const nlohmann::json& metadata) {
   if (!metadata.is_object()) return false;
   if (auto it = metadata.find("collapsed"); it != metadata.end() && it->is_boolean() && it->get<bool>()) return true;
   if (auto j = metadata.find("jupyter"); j != metadata.end() && j->is_object()) {
@@ -41,7 +41,7 @@ bool outputsHidden(const nlohmann::json& metadata) {
   return false;
 }
 
-nlohmann::json withOutputsHidden(nlohmann::json metadata, bool hidden) {
+nlohmann::json with_outputs_hidden(nlohmann::json metadata, bool hidden) {
   if (!metadata.is_object()) metadata = nlohmann::json::object();
   if (hidden) {
     metadata["collapsed"] = true;
@@ -57,12 +57,12 @@ nlohmann::json withOutputsHidden(nlohmann::json metadata, bool hidden) {
   return metadata;
 }
 
-int CellWidget::promptColumnWidth() {
-  return QFontMetrics(notebookMonospaceFont()).horizontalAdvance(QStringLiteral("[9999]:")) + 14;
+int CellWidget::prompt_column_width() {
+  return QFontMetrics(notebook_monospace_font()).horizontalAdvance(QStringLiteral("[9999]:")) + 14;
 }
 
 CellWidget::CellWidget(const Cell& cell, QWidget* parent)
-    : QFrame(parent), cellId_(cell.id), type_(cell.type) {
+    : QFrame(parent), cell_id_(cell.id), type_(cell.type) {
   setObjectName(QStringLiteral("cell-") + QString::fromStdString(cell.id));
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Maximum);
   auto* outer = new QVBoxLayout(this);
@@ -73,9 +73,9 @@ CellWidget::CellWidget(const Cell& cell, QWidget* parent)
   top->setContentsMargins(0, 0, 0, 0);
   top->setSpacing(0);
   prompt_ = new QLabel(this);
-  prompt_->setFixedWidth(promptColumnWidth());
+  prompt_->setFixedWidth(prompt_column_width());
   prompt_->setAlignment(Qt::AlignRight | Qt::AlignTop);
-  prompt_->setFont(notebookMonospaceFont());
+  prompt_->setFont(notebook_monospace_font());
   prompt_->setContentsMargins(0, 4, 8, 0);
   prompt_->setStyleSheet(QStringLiteral("color:#303f9f;"));
   top->addWidget(prompt_);
@@ -88,144 +88,144 @@ CellWidget::CellWidget(const Cell& cell, QWidget* parent)
   if (type_ == CellType::markdown) {
     markdown_ = new MarkdownView(this);
     body_->addWidget(markdown_);
-    connect(markdown_, &MarkdownView::editRequested, this, [this] { emit editRequested(cellId_); });
+    connect(markdown_, &MarkdownView::editRequested, this, [this] { emit editRequested(cell_id_); });
     connect(markdown_, &MarkdownView::clicked, this,
-            [this] { emit pressed(cellId_, QGuiApplication::keyboardModifiers()); });
+            [this] { emit pressed(cell_id_, QGuiApplication::keyboardModifiers()); });
   } else {
-    ensureEditor();
+    ensure_editor();
   }
 
-  runTime_ = new QLabel(this);
-  runTime_->setContentsMargins(promptColumnWidth(), 0, 0, 0);
-  runTime_->setStyleSheet(QStringLiteral("color:#8a8a8a; font-size:small;"));
-  runTime_->hide();
-  outer->addWidget(runTime_);
+  run_time_ = new QLabel(this);
+  run_time_->setContentsMargins(prompt_column_width(), 0, 0, 0);
+  run_time_->setStyleSheet(QStringLiteral("color:#8a8a8a; font-size:small;"));
+  run_time_->hide();
+  outer->addWidget(run_time_);
 
   if (type_ == CellType::code) {
-    outputs_ = new OutputArea(promptColumnWidth(), this);
+    outputs_ = new OutputArea(prompt_column_width(), this);
     outer->addWidget(outputs_);
-    connect(outputs_, &OutputArea::collapseToggleRequested, this, [this] { emit collapseToggleRequested(cellId_); });
+    connect(outputs_, &OutputArea::collapseToggleRequested, this, [this] { emit collapseToggleRequested(cell_id_); });
   }
-  showCell(cell);
-  showOutputs(cell);
+  show_cell(cell);
+  show_outputs(cell);
 }
 
 CellWidget::~CellWidget() = default;
 
-void CellWidget::ensureEditor() {
+void CellWidget::ensure_editor() {
   if (editor_) return;
-  editor_ = new CodeEditor(languageOf(type_), this);
+  editor_ = new CodeEditor(language_of(type_), this);
   body_->addWidget(editor_);
   {
-    const bool wasSetting = settingText_;
-    settingText_ = true;
-    editor_->setText(toQString(source_));
-    settingText_ = wasSetting;
+    const bool was_setting = setting_text_;
+    setting_text_ = true;
+    editor_->setText(to_qstring(source_));
+    setting_text_ = was_setting;
   }
   connect(editor_, &QsciScintilla::textChanged, this, [this] {
-    if (settingText_) return;
-    editor_->clearErrorLine();
-    emit sourceEdited(cellId_);
+    if (setting_text_) return;
+    editor_->clear_error_line();
+    emit sourceEdited(cell_id_);
   });
-  connect(editor_, &CodeEditor::focusReceived, this, [this] { emit editorFocused(cellId_); });
+  connect(editor_, &CodeEditor::focusReceived, this, [this] { emit editorFocused(cell_id_); });
   connect(editor_, &CodeEditor::caretMoved, this, [this] {
-    if (editor_->hasFocus()) emit caretMoved(cellId_, QRect(editor_->mapTo(this, editor_->caretRect().topLeft()),
-                                                            editor_->caretRect().size()));
+    if (editor_->hasFocus()) emit caretMoved(cell_id_, QRect(editor_->mapTo(this, editor_->caret_rect().topLeft()),
+                                                            editor_->caret_rect().size()));
   });
-  if (editorFilter_) editor_->installEventFilter(editorFilter_);
+  if (editor_filter_) editor_->installEventFilter(editor_filter_);
 }
 
-void CellWidget::showCell(const Cell& cell) {
-  executionCount_ = cell.execution_count;
-  if (cell.source != source_ || (editor_ && editorSource() != cell.source)) {
+void CellWidget::show_cell(const Cell& cell) {
+  execution_count_ = cell.execution_count;
+  if (cell.source != source_ || (editor_ && editor_source() != cell.source)) {
     source_ = cell.source;
-    if (editor_ && editorSource() != source_) {
-      settingText_ = true;
-      editor_->setText(toQString(source_));
-      settingText_ = false;
+    if (editor_ && editor_source() != source_) {
+      setting_text_ = true;
+      editor_->setText(to_qstring(source_));
+      setting_text_ = false;
     }
-    if (markdown_) markdown_->setMarkdownSource(toQString(source_));
+    if (markdown_) markdown_->set_markdown_source(to_qstring(source_));
   }
-  if (outputs_) outputs_->setCollapsed(outputsHidden(cell.metadata));
-  updatePrompt();
+  if (outputs_) outputs_->set_collapsed(outputs_hidden(cell.metadata));
+  update_prompt();
 }
 
-void CellWidget::showOutputs(const Cell& cell) {
-  executionCount_ = cell.execution_count;
+void CellWidget::show_outputs(const Cell& cell) {
+  execution_count_ = cell.execution_count;
   if (outputs_) {
-    outputs_->setOutputs(cell.outputs);
-    if (cell.outputs.empty() && editor_) editor_->clearErrorLine();
+    outputs_->set_outputs(cell.outputs);
+    if (cell.outputs.empty() && editor_) editor_->clear_error_line();
   }
-  updatePrompt();
+  update_prompt();
 }
 
-std::string CellWidget::editorSource() const {
+std::string CellWidget::editor_source() const {
   if (!editor_) return source_;
   return editor_->text().toStdString();
 }
 
-void CellWidget::updatePrompt() {
+void CellWidget::update_prompt() {
   if (type_ != CellType::code) {
     prompt_->clear();
     return;
   }
-  if (runState_) {
+  if (run_state_) {
     prompt_->setText(QStringLiteral("[*]:"));
-  } else if (executionCount_) {
-    prompt_->setText(QStringLiteral("[%1]:").arg(*executionCount_));
+  } else if (execution_count_) {
+    prompt_->setText(QStringLiteral("[%1]:").arg(*execution_count_));
   } else {
     prompt_->setText(QStringLiteral("[ ]:"));
   }
 }
 
-QString CellWidget::promptText() const { return prompt_->text(); }
+QString CellWidget::prompt_text() const { return prompt_->text(); }
 
-void CellWidget::setRunState(std::optional<ExecutionQueue::State> state) {
-  runState_ = state;
-  updatePrompt();
+void CellWidget::set_run_state(std::optional<ExecutionQueue::State> state) {
+  run_state_ = state;
+  update_prompt();
 }
 
-void CellWidget::setRunTimeText(const QString& text) {
-  runTime_->setText(text);
-  runTime_->setVisible(!text.isEmpty());
+void CellWidget::set_run_time_text(const QString& text) {
+  run_time_->setText(text);
+  run_time_->setVisible(!text.isEmpty());
 }
 
-QString CellWidget::runTimeText() const { return runTime_->text(); }
+QString CellWidget::run_time_text() const { return run_time_->text(); }
 
-void CellWidget::setHighlight(Highlight highlight) {
+void CellWidget::set_highlight(Highlight highlight) {
   if (highlight_ == highlight) return;
   highlight_ = highlight;
   update();
 }
 
-void CellWidget::enterEditor(bool focus) {
+void CellWidget::enter_editor(bool focus) {
   if (markdown_) markdown_->hide();
-  ensureEditor();
+  ensure_editor();
   editor_->show();
   if (focus) editor_->setFocus(Qt::OtherFocusReason);
 }
 
-void CellWidget::setEditorEventFilter(QObject* filter) {
-  if (editor_ && editorFilter_) editor_->removeEventFilter(editorFilter_);
-  editorFilter_ = filter;
-  if (editor_ && editorFilter_) editor_->installEventFilter(editorFilter_);
+void CellWidget::set_editor_event_filter(QObject* filter) {
+  if (editor_ && editor_filter_) editor_->removeEventFilter(editor_filter_);
+  editor_filter_ = filter;
+  if (editor_ && editor_filter_) editor_->installEventFilter(editor_filter_);
 }
 
-void CellWidget::showExecutionCount(std::optional<std::int64_t> count) {
-  executionCount_ = count;
-  updatePrompt();
+void CellWidget::show_execution_count(std::optional<std::int64_t> count) {
+  execution_count_ = count;
+  update_prompt();
 }
 
-void CellWidget::leaveEditor() {
+void CellWidget::leave_editor() {
   if (!markdown_) return;
   if (editor_) {
-    markdown_->setMarkdownSource(toQString(editorSource()));
+    markdown_->set_markdown_source(to_qstring(editor_source()));
     editor_->hide();
   }
   markdown_->show();
 }
 
-bool CellWidget::isRendered() const { return markdown_ && !markdown_->isHidden(); }
+bool CellWidget::is_rendered() const { return markdown_ && !markdown_->isHidden(); }
 
 void CellWidget::paintEvent(QPaintEvent* event) {
   QFrame::paintEvent(event);
@@ -251,7 +251,7 @@ void CellWidget::paintEvent(QPaintEvent* event) {
 }
 
 void CellWidget::mousePressEvent(QMouseEvent* event) {
-  emit pressed(cellId_, event->modifiers());
+  emit pressed(cell_id_, event->modifiers());
   QFrame::mousePressEvent(event);
 }
 

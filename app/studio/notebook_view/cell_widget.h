@@ -2,20 +2,20 @@
 // run time and outputs. NotebookView creates one per cell and keeps it in step with the document.
 //
 //   auto* w = new rt::studio::CellWidget(doc.cell(i), parent);
-//   w->setHighlight(CellWidget::Highlight::ActiveCommand);   // blue bar (command mode)
-//   w->setRunState(ExecutionQueue::State::Running);           // "[*]:"
-//   w->showCell(doc.cell(i));                                 // after the model changed
-//   w->showOutputs(doc.cell(i));
-//   w->enterEditor();                                         // markdown: rendered -> source editor
+//   w->set_highlight(CellWidget::Highlight::ActiveCommand);   // blue bar (command mode)
+//   w->set_run_state(ExecutionQueue::State::Running);         // "[*]:"
+//   w->show_cell(doc.cell(i));                                // after the model changed
+//   w->show_outputs(doc.cell(i));
+//   w->enter_editor();                                        // markdown: rendered -> source editor
 //
 // Contracts:
 // - A widget shows one cell id for its whole life; a type change makes NotebookView replace the widget.
-// - showCell() replaces the editor's text only when it differs from the model, so typing (which reaches the
+// - show_cell() replaces the editor's text only when it differs from the model, so typing (which reaches the
 //   model through sourceEdited) never moves the caret.
 // - Code cells: "[N]:" (or "[ ]:" never run, "[*]:" queued or running), the QScintilla editor, the run time
 //   of the last run ("1.2 s"; also "0.3 s, failed", "interrupted after 2.0 s", "not run (cancelled)") below it,
 //   then the outputs.
-//   Markdown cells: rendered until edited (double-click, Enter), rendered again by leaveEditor().
+//   Markdown cells: rendered until edited (double-click, Enter), rendered again by leave_editor().
 //   Raw cells: a plain editor.
 // - Outputs collapse when the cell's metadata says so (nbformat's "collapsed" or
 //   metadata.jupyter.outputs_hidden), as JupyterLab writes it.
@@ -47,75 +47,75 @@ class CellWidget : public QFrame {
   explicit CellWidget(const Cell& cell, QWidget* parent = nullptr);
   ~CellWidget() override;
 
-  const std::string& cellId() const { return cellId_; }
-  CellType cellType() const { return type_; }
+  const std::string& cell_id() const { return cell_id_; }
+  CellType cell_type() const { return type_; }
 
-  void showCell(const Cell& cell);     // source, prompt, collapsed state
-  void showOutputs(const Cell& cell);  // outputs (code cells)
-  void showExecutionCount(std::optional<std::int64_t> count);
+  void show_cell(const Cell& cell);     // source, prompt, collapsed state
+  void show_outputs(const Cell& cell);  // outputs (code cells)
+  void show_execution_count(std::optional<std::int64_t> count);
   // Key events of the editor (now and when created later) go through `filter` first (NotebookView's keymap).
-  void setEditorEventFilter(QObject* filter);
-  void setHighlight(Highlight highlight);
+  void set_editor_event_filter(QObject* filter);
+  void set_highlight(Highlight highlight);
   Highlight highlight() const { return highlight_; }
-  void setRunState(std::optional<ExecutionQueue::State> state);
+  void set_run_state(std::optional<ExecutionQueue::State> state);
   // Text under the editor after a run ("1.2 s"); empty hides it.
-  void setRunTimeText(const QString& text);
-  QString runTimeText() const;
-  QString promptText() const;
+  void set_run_time_text(const QString& text);
+  QString run_time_text() const;
+  QString prompt_text() const;
 
   // Shows the editor (markdown: instead of the rendered text) and, when `focus`, focuses it.
-  void enterEditor(bool focus = true);
+  void enter_editor(bool focus = true);
   // Markdown: shows the rendered text again. Code/raw: nothing to do (the editor stays).
-  void leaveEditor();
-  bool isRendered() const;  // markdown shown rendered
+  void leave_editor();
+  bool is_rendered() const;  // markdown shown rendered
 
   CodeEditor* editor() const { return editor_; }      // nullptr for a rendered markdown cell never edited
-  MarkdownView* markdownView() const { return markdown_; }  // markdown cells only
-  OutputArea* outputArea() const { return outputs_; }       // code cells only
+  MarkdownView* markdown_view() const { return markdown_; }  // markdown cells only
+  OutputArea* output_area() const { return outputs_; }       // code cells only
   // The editor text as UTF-8 (the model's source), or the last shown source when no editor exists.
-  std::string editorSource() const;
+  std::string editor_source() const;
 
   // Width of the "[N]:" column, shared with the output prompts.
-  static int promptColumnWidth();
+  static int prompt_column_width();
 
  signals:
-  void sourceEdited(const std::string& cellId);
-  void pressed(const std::string& cellId, Qt::KeyboardModifiers modifiers);
-  void editorFocused(const std::string& cellId);
+  void sourceEdited(const std::string& cell_id);
+  void pressed(const std::string& cell_id, Qt::KeyboardModifiers modifiers);
+  void editorFocused(const std::string& cell_id);
   // The editor's caret moved; `caret` is its rectangle in this widget's coordinates.
-  void caretMoved(const std::string& cellId, const QRect& caret);
-  void editRequested(const std::string& cellId);
-  void collapseToggleRequested(const std::string& cellId);
+  void caretMoved(const std::string& cell_id, const QRect& caret);
+  void editRequested(const std::string& cell_id);
+  void collapseToggleRequested(const std::string& cell_id);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
 
  private:
-  void ensureEditor();
-  void updatePrompt();
+  void ensure_editor();
+  void update_prompt();
 
-  std::string cellId_;
+  std::string cell_id_;
   CellType type_;
   std::string source_;  // last source shown
-  std::optional<std::int64_t> executionCount_;
-  std::optional<ExecutionQueue::State> runState_;
+  std::optional<std::int64_t> execution_count_;
+  std::optional<ExecutionQueue::State> run_state_;
   Highlight highlight_ = Highlight::None;
-  bool settingText_ = false;
-  QObject* editorFilter_ = nullptr;
+  bool setting_text_ = false;
+  QObject* editor_filter_ = nullptr;
 
   QLabel* prompt_ = nullptr;
   QVBoxLayout* body_ = nullptr;
   CodeEditor* editor_ = nullptr;
   MarkdownView* markdown_ = nullptr;
-  QLabel* runTime_ = nullptr;
+  QLabel* run_time_ = nullptr;
   OutputArea* outputs_ = nullptr;
 };
 
 // True if the cell's metadata asks for its outputs to be hidden ("collapsed": true or
 // "jupyter": {"outputs_hidden": true}).
-bool outputsHidden(const nlohmann::json& metadata);
+bool outputs_hidden(const nlohmann::json& metadata);
 // The metadata with the collapsed state set both ways JupyterLab writes it (and removed when shown).
-nlohmann::json withOutputsHidden(nlohmann::json metadata, bool hidden);
+nlohmann::json with_outputs_hidden(nlohmann::json metadata, bool hidden);
 
 }  // namespace rt::studio

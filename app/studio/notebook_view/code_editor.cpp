@@ -12,7 +12,7 @@
 
 namespace rt::studio {
 
-QFont notebookMonospaceFont() {
+QFont notebook_monospace_font() {
   QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
   font.setStyleHint(QFont::Monospace);
   const qreal size = QGuiApplication::font().pointSizeF();
@@ -30,9 +30,9 @@ CodeEditor::CodeEditor(Language language, QWidget* parent) : QsciScintilla(paren
   setIndentationWidth(4);
   setTabIndents(true);
   setBackspaceUnindents(true);
-  setAutoIndent(language != Language::Python);  // Python: indentNewLine
+  setAutoIndent(language != Language::Python);  // Python: indent_new_line
   if (language == Language::Python) {
-    connect(this, &QsciScintillaBase::SCN_CHARADDED, this, &CodeEditor::indentNewLine);
+    connect(this, &QsciScintillaBase::SCN_CHARADDED, this, &CodeEditor::indent_new_line);
   }
   setBraceMatching(language == Language::Plain ? NoBraceMatch : SloppyBraceMatch);
   setCaretLineVisible(false);
@@ -43,21 +43,21 @@ CodeEditor::CodeEditor(Language language, QWidget* parent) : QsciScintilla(paren
   SendScintilla(SCI_SETENDATLASTLINE, 1);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
   setFocusPolicy(Qt::ClickFocus);  // no focus by Tab or on window activation: the notebook starts in command mode
-  applyTheme();
+  apply_theme();
 
-  errorMarker_ = markerDefine(QsciScintilla::Background);
-  setMarkerBackgroundColor(QColor(0xfb, 0xd5, 0xd5), errorMarker_);
-  connect(this, &QsciScintilla::linesChanged, this, &CodeEditor::updateHeight);
+  error_marker_ = markerDefine(QsciScintilla::Background);
+  setMarkerBackgroundColor(QColor(0xfb, 0xd5, 0xd5), error_marker_);
+  connect(this, &QsciScintilla::linesChanged, this, &CodeEditor::update_height);
   connect(this, &QsciScintilla::cursorPositionChanged, this, [this] { emit caretMoved(); });
   connect(horizontalScrollBar(), &QScrollBar::rangeChanged, this, [this] {
-    lastLineCount_ = -1;  // the scroll bar's appearance changes the height we need
-    updateHeight();
+    last_line_count_ = -1;  // the scroll bar's appearance changes the height we need
+    update_height();
   });
-  updateHeight();
+  update_height();
 }
 
-void CodeEditor::applyTheme() {
-  const QFont font = notebookMonospaceFont();
+void CodeEditor::apply_theme() {
+  const QFont font = notebook_monospace_font();
   setFont(font);
   if (language_ == Language::Python) {
     auto* lexer = new QsciLexerPython(this);
@@ -92,18 +92,18 @@ void CodeEditor::applyTheme() {
   setCaretForegroundColor(QColor(0x20, 0x20, 0x20));
 }
 
-int pythonIndentAfter(const QString& previousLine, int indentWidth) {
+int python_indent_after(const QString& previous_line, int indent_width) {
   int indent = 0;
-  for (QChar c : previousLine) {
+  for (QChar c : previous_line) {
     if (c == QLatin1Char(' ')) ++indent;
-    else if (c == QLatin1Char('\t')) indent = (indent / indentWidth + 1) * indentWidth;
+    else if (c == QLatin1Char('\t')) indent = (indent / indent_width + 1) * indent_width;
     else break;
   }
   // The code part of the line: up to a '#' that is not inside a string literal.
   QString code;
   QChar quote;
-  for (qsizetype i = 0; i < previousLine.size(); ++i) {
-    const QChar c = previousLine[i];
+  for (qsizetype i = 0; i < previous_line.size(); ++i) {
+    const QChar c = previous_line[i];
     if (!quote.isNull()) {
       if (c == QLatin1Char('\\')) ++i;
       else if (c == quote) quote = QChar();
@@ -115,58 +115,58 @@ int pythonIndentAfter(const QString& previousLine, int indentWidth) {
     code += c;
   }
   code = code.trimmed();
-  if (code.endsWith(QLatin1Char(':'))) return indent + indentWidth;
+  if (code.endsWith(QLatin1Char(':'))) return indent + indent_width;
   static const QStringList dedenters = {QStringLiteral("return"), QStringLiteral("pass"), QStringLiteral("break"),
                                         QStringLiteral("continue"), QStringLiteral("raise")};
   const QString first = code.section(QLatin1Char(' '), 0, 0).section(QLatin1Char('('), 0, 0);
-  if (dedenters.contains(first)) return std::max(0, indent - indentWidth);
+  if (dedenters.contains(first)) return std::max(0, indent - indent_width);
   return indent;
 }
 
-void CodeEditor::indentNewLine(int character) {
+void CodeEditor::indent_new_line(int character) {
   if (character != '\n' && character != '\r') return;
   int line = 0, index = 0;
   getCursorPosition(&line, &index);
   if (line == 0) return;
-  const int indent = pythonIndentAfter(text(line - 1), indentationWidth());
+  const int indent = python_indent_after(text(line - 1), indentationWidth());
   setIndentation(line, indent);
   setCursorPosition(line, indent);
 }
 
-int CodeEditor::heightForLines(int lineCount) const {
-  const int textHeight = static_cast<int>(const_cast<CodeEditor*>(this)->SendScintilla(SCI_TEXTHEIGHT, 0L));
-  const int visible = std::clamp(lineCount, 1, maxVisibleLines);
-  int height = visible * std::max(textHeight, 1) + 2 * frameWidth() + 6;
+int CodeEditor::height_for_lines(int line_count) const {
+  const int text_height = static_cast<int>(const_cast<CodeEditor*>(this)->SendScintilla(SCI_TEXTHEIGHT, 0L));
+  const int visible = std::clamp(line_count, 1, kMaxVisibleLines);
+  int height = visible * std::max(text_height, 1) + 2 * frameWidth() + 6;
   if (horizontalScrollBar()->maximum() > 0) height += horizontalScrollBar()->sizeHint().height();
   return height;
 }
 
-void CodeEditor::updateHeight() {
+void CodeEditor::update_height() {
   const int count = lines();
-  if (count == lastLineCount_) return;
-  lastLineCount_ = count;
-  setVerticalScrollBarPolicy(count > maxVisibleLines ? Qt::ScrollBarAsNeeded : Qt::ScrollBarAlwaysOff);
-  setFixedHeight(heightForLines(count));
+  if (count == last_line_count_) return;
+  last_line_count_ = count;
+  setVerticalScrollBarPolicy(count > kMaxVisibleLines ? Qt::ScrollBarAsNeeded : Qt::ScrollBarAlwaysOff);
+  setFixedHeight(height_for_lines(count));
   updateGeometry();
 }
 
-QSize CodeEditor::sizeHint() const { return {QsciScintilla::sizeHint().width(), heightForLines(lines())}; }
+QSize CodeEditor::sizeHint() const { return {QsciScintilla::sizeHint().width(), height_for_lines(lines())}; }
 
-QSize CodeEditor::minimumSizeHint() const { return {80, heightForLines(1)}; }
+QSize CodeEditor::minimumSizeHint() const { return {80, height_for_lines(1)}; }
 
-void CodeEditor::markErrorLine(int line) {
-  clearErrorLine();
-  if (line < 1 || line > lines() || errorMarker_ < 0) return;
-  markerAdd(line - 1, errorMarker_);
-  errorLine_ = line;
+void CodeEditor::mark_error_line(int line) {
+  clear_error_line();
+  if (line < 1 || line > lines() || error_marker_ < 0) return;
+  markerAdd(line - 1, error_marker_);
+  error_line_ = line;
 }
 
-void CodeEditor::clearErrorLine() {
-  if (errorMarker_ >= 0) markerDeleteAll(errorMarker_);
-  errorLine_ = 0;
+void CodeEditor::clear_error_line() {
+  if (error_marker_ >= 0) markerDeleteAll(error_marker_);
+  error_line_ = 0;
 }
 
-QRect CodeEditor::caretRect() const {
+QRect CodeEditor::caret_rect() const {
   auto* self = const_cast<CodeEditor*>(this);
   const long pos = static_cast<long>(self->SendScintilla(SCI_GETCURRENTPOS));
   const int x = static_cast<int>(self->SendScintilla(SCI_POINTXFROMPOSITION, 0UL, pos));
@@ -175,23 +175,23 @@ QRect CodeEditor::caretRect() const {
   return QRect(viewport()->mapTo(self, QPoint(x, y)), QSize(2, std::max(h, 1)));
 }
 
-bool CodeEditor::caretOnFirstLine() const {
+bool CodeEditor::caret_on_first_line() const {
   int line = 0, index = 0;
   getCursorPosition(&line, &index);
   return line == 0;
 }
 
-bool CodeEditor::caretOnLastLine() const {
+bool CodeEditor::caret_on_last_line() const {
   int line = 0, index = 0;
   getCursorPosition(&line, &index);
   return line >= lines() - 1;
 }
 
-int CodeEditor::cursorOffset() const {
+int CodeEditor::cursor_offset() const {
   return static_cast<int>(const_cast<CodeEditor*>(this)->SendScintilla(SCI_GETCURRENTPOS));
 }
 
-void CodeEditor::setCursorOffset(int offset) {
+void CodeEditor::set_cursor_offset(int offset) {
   const long length = static_cast<long>(SendScintilla(SCI_GETLENGTH));
   const long pos = std::clamp<long>(offset, 0, length);
   SendScintilla(SCI_GOTOPOS, pos);
@@ -204,7 +204,7 @@ void CodeEditor::focusInEvent(QFocusEvent* event) {
 
 void CodeEditor::wheelEvent(QWheelEvent* event) {
   const bool vertical = std::abs(event->angleDelta().y()) >= std::abs(event->angleDelta().x());
-  if (vertical && lines() <= maxVisibleLines) {
+  if (vertical && lines() <= kMaxVisibleLines) {
     event->ignore();  // let the notebook scroll
     return;
   }

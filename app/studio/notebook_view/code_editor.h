@@ -3,17 +3,17 @@
 //   auto* editor = new rt::studio::CodeEditor(rt::studio::CodeEditor::Language::Python, parent);
 //   editor->setText("for i in range(3):\n    print(i)\n");
 //   connect(editor, &QsciScintilla::textChanged, ...);   // the view copies the text into the model
-//   int offset = editor->cursorOffset();                  // UTF-8 byte offset, for "split at cursor"
+//   int offset = editor->cursor_offset();                // UTF-8 byte offset, for "split at cursor"
 //
 // Contracts:
 // - Python cells get the Python lexer (a light theme), line numbers, Python auto-indent (a line after one
 //   ending in ':' is indented one level), brace matching, 4-space indentation (Tab inserts spaces,
 //   Backspace unindents), and a monospace font. Markdown cells get the markdown lexer; raw cells none.
-// - The widget's height follows the number of lines (one line minimum) up to maxVisibleLines, then the
+// - The widget's height follows the number of lines (one line minimum) up to kMaxVisibleLines, then the
 //   editor scrolls inside. The line-number margin is wide enough for 9999 lines from the start, so the text
 //   never shifts sideways while typing (no horizontal jitter); a horizontal scroll bar appears only for
 //   lines wider than the editor.
-// - Python indentation is computed here (pythonIndentAfter) rather than from the lexer's styling, so it is
+// - Python indentation is computed here (python_indent_after) rather than from the lexer's styling, so it is
 //   right even before the text has been painted and styled.
 // - Keyboard focus comes only from a click or from NotebookView (Qt::ClickFocus), never from Tab or window
 //   activation, so a notebook opens in command mode.
@@ -29,26 +29,26 @@ class CodeEditor : public QsciScintilla {
 
  public:
   enum class Language { Python, Markdown, Plain };
-  static constexpr int maxVisibleLines = 60;
+  static constexpr int kMaxVisibleLines = 60;
 
   explicit CodeEditor(Language language, QWidget* parent = nullptr);
 
   Language language() const { return language_; }
   // The caret position as a byte offset into text().toUtf8() (the model's std::string).
-  int cursorOffset() const;
+  int cursor_offset() const;
   // Places the caret at a byte offset into the UTF-8 text (clamped to the text).
-  void setCursorOffset(int offset);
-  // Tints 1-based `line` (the line a traceback names) until clearErrorLine() or the next edit of that line.
-  void markErrorLine(int line);
-  void clearErrorLine();
-  int errorLine() const { return errorLine_; }  // 0 when none
-  // Height in pixels that shows `lineCount` lines without scrolling (capped at maxVisibleLines).
-  int heightForLines(int lineCount) const;
+  void set_cursor_offset(int offset);
+  // Tints 1-based `line` (the line a traceback names) until clear_error_line() or the next edit of that line.
+  void mark_error_line(int line);
+  void clear_error_line();
+  int error_line() const { return error_line_; }  // 0 when none
+  // Height in pixels that shows `line_count` lines without scrolling (capped at kMaxVisibleLines).
+  int height_for_lines(int line_count) const;
 
   // The caret's rectangle in this widget's coordinates (for keeping it visible in the notebook's scroll area).
-  QRect caretRect() const;
-  bool caretOnFirstLine() const;
-  bool caretOnLastLine() const;
+  QRect caret_rect() const;
+  bool caret_on_first_line() const;
+  bool caret_on_last_line() const;
 
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
@@ -62,21 +62,21 @@ class CodeEditor : public QsciScintilla {
   void wheelEvent(QWheelEvent* event) override;
 
  private:
-  void applyTheme();
-  void indentNewLine(int character);
-  void updateHeight();
+  void apply_theme();
+  void indent_new_line(int character);
+  void update_height();
 
   Language language_;
-  int lastLineCount_ = -1;
-  int errorLine_ = 0;
-  int errorMarker_ = -1;
+  int last_line_count_ = -1;
+  int error_line_ = 0;
+  int error_marker_ = -1;
 };
 
-// Python's indentation for the line after `previousLine` (columns): one level deeper after a line ending in ':'
+// Python's indentation for the line after `previous_line` (columns): one level deeper after a line ending in ':'
 // (comments ignored), one level shallower after return/pass/break/continue/raise, else the same.
-int pythonIndentAfter(const QString& previousLine, int indentWidth = 4);
+int python_indent_after(const QString& previous_line, int indent_width = 4);
 
 // The notebook's monospace font (the system fixed font at the application's point size).
-QFont notebookMonospaceFont();
+QFont notebook_monospace_font();
 
 }  // namespace rt::studio

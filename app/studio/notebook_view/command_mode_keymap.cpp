@@ -17,13 +17,13 @@ KeyBinding chord(Qt::Key first, Qt::Key second, CellCommand command) {
 }
 
 // Jupyter's users know the key as "Enter" (Qt says "Return").
-QString keyText(QKeyCombination key) {
+QString key_text(QKeyCombination key) {
   return QKeySequence(key).toString(QKeySequence::NativeText).replace(QStringLiteral("Return"), QStringLiteral("Enter"));
 }
 
 }  // namespace
 
-QKeyCombination normalizedKey(QKeyCombination key) {
+QKeyCombination normalized_key(QKeyCombination key) {
   Qt::KeyboardModifiers modifiers = key.keyboardModifiers() & ~Qt::KeypadModifier;
   Qt::Key k = key.key();
   if (k == Qt::Key_Enter) k = Qt::Key_Return;
@@ -43,14 +43,14 @@ CommandModeKeymap::CommandModeKeymap() {
   constexpr auto Cmd = EditorMode::Command;
   constexpr auto Edit = EditorMode::Edit;
   const Qt::KeyboardModifiers shift = Qt::ShiftModifier, ctrl = Qt::ControlModifier, alt = Qt::AltModifier;
-  const Qt::KeyboardModifiers ctrlShift = Qt::ControlModifier | Qt::ShiftModifier;
+  const Qt::KeyboardModifiers ctrl_shift = Qt::ControlModifier | Qt::ShiftModifier;
   for (EditorMode mode : {Cmd, Edit}) {
     bindings_.push_back(key(mode, shift, Qt::Key_Return, C::RunAndSelectNext));
     bindings_.push_back(key(mode, ctrl, Qt::Key_Return, C::RunInPlace));
     bindings_.push_back(key(mode, alt, Qt::Key_Return, C::RunAndInsertBelow));
   }
   bindings_.push_back(key(Edit, kNone, Qt::Key_Escape, C::EnterCommandMode));
-  bindings_.push_back(key(Edit, ctrlShift, Qt::Key_Minus, C::SplitAtCursor));
+  bindings_.push_back(key(Edit, ctrl_shift, Qt::Key_Minus, C::SplitAtCursor));
 
   bindings_.push_back(key(Cmd, kNone, Qt::Key_Return, C::EnterEditMode));
   bindings_.push_back(key(Cmd, kNone, Qt::Key_Escape, C::EnterCommandMode));
@@ -69,10 +69,10 @@ CommandModeKeymap::CommandModeKeymap() {
   bindings_.push_back(key(Cmd, kNone, Qt::Key_Y, C::ToCode));
   bindings_.push_back(key(Cmd, kNone, Qt::Key_M, C::ToMarkdown));
   bindings_.push_back(key(Cmd, kNone, Qt::Key_R, C::ToRaw));
-  bindings_.push_back(key(Cmd, ctrlShift, Qt::Key_Minus, C::SplitAtCursor));
+  bindings_.push_back(key(Cmd, ctrl_shift, Qt::Key_Minus, C::SplitAtCursor));
   bindings_.push_back(key(Cmd, shift, Qt::Key_M, C::MergeSelected));
-  bindings_.push_back(key(Cmd, ctrlShift, Qt::Key_Up, C::MoveUp));
-  bindings_.push_back(key(Cmd, ctrlShift, Qt::Key_Down, C::MoveDown));
+  bindings_.push_back(key(Cmd, ctrl_shift, Qt::Key_Up, C::MoveUp));
+  bindings_.push_back(key(Cmd, ctrl_shift, Qt::Key_Down, C::MoveDown));
   bindings_.push_back(key(Cmd, kNone, Qt::Key_C, C::Copy));
   bindings_.push_back(key(Cmd, kNone, Qt::Key_X, C::Cut));
   bindings_.push_back(key(Cmd, kNone, Qt::Key_V, C::PasteBelow));
@@ -87,13 +87,13 @@ CommandModeKeymap::CommandModeKeymap() {
 void CommandModeKeymap::reset() { pending_.reset(); }
 
 CommandModeKeymap::Result CommandModeKeymap::press(EditorMode mode, QKeyCombination key, Clock::time_point now) {
-  key = normalizedKey(key);
+  key = normalized_key(key);
   if (pending_) {
-    PendingChord chordStart = *pending_;
+    PendingChord chord_start = *pending_;
     pending_.reset();
-    if (chordStart.mode == mode && now - chordStart.at <= chordTimeout) {
+    if (chord_start.mode == mode && now - chord_start.at <= kChordTimeout) {
       for (const KeyBinding& b : bindings_) {
-        if (b.mode == mode && b.second && b.first == chordStart.first && *b.second == key) {
+        if (b.mode == mode && b.second && b.first == chord_start.first && *b.second == key) {
           return {Outcome::Matched, b.command};
         }
       }
@@ -114,24 +114,24 @@ CommandModeKeymap::Result CommandModeKeymap::lookup(EditorMode mode, QKeyCombina
   return {};
 }
 
-bool CommandModeKeymap::wouldHandle(EditorMode mode, QKeyCombination key, Clock::time_point now) const {
-  key = normalizedKey(key);
+bool CommandModeKeymap::would_handle(EditorMode mode, QKeyCombination key, Clock::time_point now) const {
+  key = normalized_key(key);
   for (const KeyBinding& b : bindings_) {
     if (b.mode != mode) continue;
     if (b.first == key) return true;
     if (pending_ && b.second && pending_->mode == mode && b.first == pending_->first && *b.second == key &&
-        now - pending_->at <= chordTimeout) {
+        now - pending_->at <= kChordTimeout) {
       return true;
     }
   }
   return false;
 }
 
-QString CommandModeKeymap::shortcutText(CellCommand command) const {
+QString CommandModeKeymap::shortcut_text(CellCommand command) const {
   for (const KeyBinding& b : bindings_) {
     if (b.command != command) continue;
-    QString text = keyText(b.first);
-    if (b.second) text += QStringLiteral(", ") + keyText(*b.second);
+    QString text = key_text(b.first);
+    if (b.second) text += QStringLiteral(", ") + key_text(*b.second);
     return text;
   }
   return {};

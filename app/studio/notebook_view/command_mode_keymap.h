@@ -7,13 +7,13 @@
 //   keymap.press(EditorMode::Edit, QKeyCombination(Qt::Key_A), now);          // {NotHandled}: the editor types 'a'
 //   keymap.press(EditorMode::Edit, QKeyCombination(Qt::ShiftModifier, Qt::Key_Return), now);
 //                                                                             // {Matched, RunAndSelectNext}
-//   keymap.shortcutText(CellCommand::DeleteSelected);                          // "D, D"
-//   keymap.shortcutText(CellCommand::RunInPlace);                              // "Ctrl+Enter"
+//   keymap.shortcut_text(CellCommand::DeleteSelected);                         // "D, D"
+//   keymap.shortcut_text(CellCommand::RunInPlace);                             // "Ctrl+Enter"
 //
 // Contracts:
 // - Command mode (Esc; the cell's bar is blue) owns every key listed in bindings(); edit mode (Enter; green)
 //   owns only the run keys, Esc and split, and everything else goes to the editor.
-// - A chord's first key answers Pending; the second key, within chordTimeout of the first, completes it.
+// - A chord's first key answers Pending; the second key, within kChordTimeout of the first, completes it.
 //   Any other key (or a late one) cancels the chord and is then looked up on its own, as JupyterLab does.
 // - Return and Enter (keypad) are the same key; the keypad modifier is ignored. Shift+letter matches the
 //   Shift binding, letter alone the plain one ('Z' undoes, 'Shift+Z' redoes).
@@ -42,7 +42,7 @@ struct KeyBinding {
 class CommandModeKeymap {
  public:
   using Clock = std::chrono::steady_clock;
-  static constexpr std::chrono::milliseconds chordTimeout{1000};
+  static constexpr std::chrono::milliseconds kChordTimeout{1000};
 
   enum class Outcome { NotHandled, Pending, Matched };
   struct Result {
@@ -55,14 +55,14 @@ class CommandModeKeymap {
   Result press(EditorMode mode, QKeyCombination key, Clock::time_point now);
   // Whether press() would act on this key (complete or start a chord, or match), without changing state: the
   // answer to Qt's ShortcutOverride, so window shortcuts do not take keys the notebook owns.
-  bool wouldHandle(EditorMode mode, QKeyCombination key, Clock::time_point now) const;
+  bool would_handle(EditorMode mode, QKeyCombination key, Clock::time_point now) const;
   // Forget a half-typed chord (on mode changes and focus loss).
   void reset();
-  bool chordPending() const { return pending_.has_value(); }
+  bool chord_pending() const { return pending_.has_value(); }
 
   const std::vector<KeyBinding>& bindings() const { return bindings_; }
   // The first binding of `command` as text ("Shift+Enter", "D, D"); empty when unbound.
-  QString shortcutText(CellCommand command) const;
+  QString shortcut_text(CellCommand command) const;
 
  private:
   struct PendingChord {
@@ -77,6 +77,6 @@ class CommandModeKeymap {
 };
 
 // Normalises a key press for lookup: Enter -> Return, keypad flag dropped, Shift+'_' -> Shift+'-'.
-QKeyCombination normalizedKey(QKeyCombination key);
+QKeyCombination normalized_key(QKeyCombination key);
 
 }  // namespace rt::studio

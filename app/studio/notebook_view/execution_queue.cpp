@@ -8,34 +8,34 @@
 
 namespace rt::studio {
 
-std::deque<ExecutionQueue::Entry>::iterator ExecutionQueue::findRequest(RequestId request) {
+std::deque<ExecutionQueue::Entry>::iterator ExecutionQueue::find_request(RequestId request) {
   return std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.request == request; });
 }
 
-void ExecutionQueue::enqueue(std::string cellId, Clock::time_point now) {
-  entries_.push_back(Entry{std::move(cellId), State::Waiting, std::nullopt, now, {}});
+void ExecutionQueue::enqueue(std::string cell_id, Clock::time_point now) {
+  entries_.push_back(Entry{std::move(cell_id), State::Waiting, std::nullopt, now, {}});
 }
 
-const ExecutionQueue::Entry* ExecutionQueue::nextToSubmit() const {
-  if (inFlight()) return nullptr;
+const ExecutionQueue::Entry* ExecutionQueue::next_to_submit() const {
+  if (in_flight()) return nullptr;
   for (const Entry& e : entries_) {
     if (e.state == State::Waiting) return &e;
   }
   return nullptr;
 }
 
-void ExecutionQueue::dropNextToSubmit() {
-  const Entry* next = nextToSubmit();
+void ExecutionQueue::drop_next_to_submit() {
+  const Entry* next = next_to_submit();
   if (!next) return;
   entries_.erase(std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return &e == next; }));
 }
 
-void ExecutionQueue::markSubmitted(RequestId request) {
-  if (findRequest(request) != entries_.end()) {
+void ExecutionQueue::mark_submitted(RequestId request) {
+  if (find_request(request) != entries_.end()) {
     throw std::logic_error(fmt::format("ExecutionQueue: request {} is already in the queue (cell '{}')", request,
-                                       findRequest(request)->cellId));
+                                       find_request(request)->cell_id));
   }
-  auto* next = const_cast<Entry*>(nextToSubmit());
+  auto* next = const_cast<Entry*>(next_to_submit());
   if (!next) {
     throw std::logic_error(fmt::format(
         "ExecutionQueue: request {} submitted with no cell waiting (or while another request is in flight)",
@@ -45,34 +45,34 @@ void ExecutionQueue::markSubmitted(RequestId request) {
   next->request = request;
 }
 
-std::optional<std::string> ExecutionQueue::cellFor(RequestId request) const {
+std::optional<std::string> ExecutionQueue::cell_for(RequestId request) const {
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.request == request; });
   if (it == entries_.end()) return std::nullopt;
-  return it->cellId;
+  return it->cell_id;
 }
 
-std::optional<std::string> ExecutionQueue::markStarted(RequestId request, Clock::time_point now) {
-  auto it = findRequest(request);
+std::optional<std::string> ExecutionQueue::mark_started(RequestId request, Clock::time_point now) {
+  auto it = find_request(request);
   if (it == entries_.end()) return std::nullopt;
   it->state = State::Running;
-  it->startedAt = now;
-  return it->cellId;
+  it->started_at = now;
+  return it->cell_id;
 }
 
 std::optional<ExecutionQueue::Finished> ExecutionQueue::finish(RequestId request, Clock::time_point now) {
-  auto it = findRequest(request);
+  auto it = find_request(request);
   if (it == entries_.end()) return std::nullopt;
-  Finished done{it->cellId, {}};
-  if (it->state == State::Running) done.runTime = now - it->startedAt;
+  Finished done{it->cell_id, {}};
+  if (it->state == State::Running) done.run_time = now - it->started_at;
   entries_.erase(it);
   return done;
 }
 
-std::vector<std::string> ExecutionQueue::dropWaiting() {
+std::vector<std::string> ExecutionQueue::drop_waiting() {
   std::vector<std::string> dropped;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->state == State::Waiting) {
-      dropped.push_back(std::move(it->cellId));
+      dropped.push_back(std::move(it->cell_id));
       it = entries_.erase(it);
     } else {
       ++it;
@@ -81,29 +81,29 @@ std::vector<std::string> ExecutionQueue::dropWaiting() {
   return dropped;
 }
 
-std::vector<ExecutionQueue::Entry> ExecutionQueue::takeAll() {
+std::vector<ExecutionQueue::Entry> ExecutionQueue::take_all() {
   std::vector<Entry> all(entries_.begin(), entries_.end());
   entries_.clear();
   return all;
 }
 
-std::optional<ExecutionQueue::State> ExecutionQueue::stateOfCell(const std::string& cellId) const {
+std::optional<ExecutionQueue::State> ExecutionQueue::state_of_cell(const std::string& cell_id) const {
   std::optional<State> state;
   for (const Entry& e : entries_) {
-    if (e.cellId != cellId) continue;
+    if (e.cell_id != cell_id) continue;
     if (!state || static_cast<int>(e.state) > static_cast<int>(*state)) state = e.state;
   }
   return state;
 }
 
-const ExecutionQueue::Entry* ExecutionQueue::inFlight() const {
+const ExecutionQueue::Entry* ExecutionQueue::in_flight() const {
   for (const Entry& e : entries_) {
     if (e.state != State::Waiting) return &e;
   }
   return nullptr;
 }
 
-std::string formatRunTime(std::chrono::duration<double> duration) {
+std::string format_run_time(std::chrono::duration<double> duration) {
   const double s = std::max(0.0, duration.count());
   if (s < 0.001) return fmt::format("{:.1f} ms", s * 1e3);
   if (s < 0.9995) return fmt::format("{:.0f} ms", s * 1e3);

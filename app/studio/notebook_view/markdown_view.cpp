@@ -24,39 +24,39 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
   setPalette(p);
   viewport()->setAutoFillBackground(false);
   connect(document()->documentLayout(), &QAbstractTextDocumentLayout::documentSizeChanged, this,
-          &MarkdownView::updateHeight);
+          &MarkdownView::update_height);
 }
 
-void MarkdownView::setMarkdownSource(const QString& markdown) {
+void MarkdownView::set_markdown_source(const QString& markdown) {
   if (markdown.trimmed().isEmpty()) {
     setHtml(QStringLiteral("<p style=\"color:#9a9a9a\">%1</p>")
                 .arg(tr("Empty markdown cell (double-click or press Enter to edit)")));
   } else {
     setMarkdown(markdown);
   }
-  updateHeight();
+  update_height();
 }
 
-QString MarkdownView::renderedText() const { return document()->toPlainText(); }
+QString MarkdownView::rendered_text() const { return document()->toPlainText(); }
 
-int MarkdownView::documentHeight() const {
+int MarkdownView::document_height() const {
   QTextDocument* doc = document();
   const int width = std::max(viewport()->width(), 100);
   if (!qFuzzyCompare(doc->textWidth(), static_cast<qreal>(width))) doc->setTextWidth(width);
   return static_cast<int>(std::ceil(doc->size().height())) + 2 * frameWidth();
 }
 
-void MarkdownView::updateHeight() {
-  const int height = documentHeight();
+void MarkdownView::update_height() {
+  const int height = document_height();
   if (height != this->height()) setFixedHeight(height);
 }
 
-QSize MarkdownView::sizeHint() const { return {QTextBrowser::sizeHint().width(), documentHeight()}; }
-QSize MarkdownView::minimumSizeHint() const { return {80, documentHeight()}; }
+QSize MarkdownView::sizeHint() const { return {QTextBrowser::sizeHint().width(), document_height()}; }
+QSize MarkdownView::minimumSizeHint() const { return {80, document_height()}; }
 
 void MarkdownView::resizeEvent(QResizeEvent* event) {
   QTextBrowser::resizeEvent(event);
-  updateHeight();
+  update_height();
 }
 
 void MarkdownView::mouseDoubleClickEvent(QMouseEvent* event) {

@@ -1,8 +1,8 @@
 // app/studio/notebook_view/markdown_view.h — a markdown cell when it is not being edited: rendered text.
 //
 //   auto* view = new rt::studio::MarkdownView(parent);
-//   view->setMarkdownSource("# Title\n\nSome *text* and `code`.\n");
-//   connect(view, &MarkdownView::editRequested, cell, &CellWidget::enterEditor);  // double-click
+//   view->set_markdown_source("# Title\n\nSome *text* and `code`.\n");
+//   connect(view, &MarkdownView::editRequested, cell, &CellWidget::enter_editor);  // double-click
 //
 // Contracts:
 // - Renders CommonMark with GitHub extensions as QTextDocument does (headings, emphasis, lists, code blocks,
@@ -20,9 +20,9 @@ class MarkdownView : public QTextBrowser {
  public:
   explicit MarkdownView(QWidget* parent = nullptr);
 
-  void setMarkdownSource(const QString& markdown);
+  void set_markdown_source(const QString& markdown);
   // The rendered plain text (what a reader sees), for tests and accessibility.
-  QString renderedText() const;
+  QString rendered_text() const;
 
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
@@ -38,8 +38,8 @@ class MarkdownView : public QTextBrowser {
   void wheelEvent(QWheelEvent* event) override;
 
  private:
-  void updateHeight();
-  int documentHeight() const;
+  void update_height();
+  int document_height() const;
 };
 
 }  // namespace rt::studio

@@ -2,8 +2,8 @@
 // back into the document: the part of NotebookView that needs no widgets.
 //
 //   rt::studio::NotebookExecution execution;
-//   execution.setDocument(&doc);
-//   execution.setKernel(kernelClient);
+//   execution.set_document(&doc);
+//   execution.set_kernel(kernel_client);
 //   connect(&execution, &NotebookExecution::cellStateChanged, view, ...);   // [*]: on and off
 //   execution.run({doc.cell(0).id, doc.cell(1).id});                        // "run all" is every id
 //   execution.interrupt();                                                  // stops the cell, drops the rest
@@ -46,55 +46,55 @@ class NotebookExecution : public QObject {
   explicit NotebookExecution(QObject* parent = nullptr);
   ~NotebookExecution() override;
 
-  void setDocument(NotebookDocument* document);  // not owned; nullptr detaches (queued cells are dropped)
-  void setKernel(KernelClient* kernel);          // not owned
+  void set_document(NotebookDocument* document);  // not owned; nullptr detaches (queued cells are dropped)
+  void set_kernel(KernelClient* kernel);          // not owned
   KernelClient* kernel() const { return kernel_; }
-  void setStreamLimits(StreamLimits limits) { limits_ = limits; }
+  void set_stream_limits(StreamLimits limits) { limits_ = limits; }
 
-  bool run(const std::vector<std::string>& cellIds);
+  bool run(const std::vector<std::string>& cell_ids);
   void interrupt();
   void restart();
 
   bool busy() const { return !queue_.empty(); }
-  std::optional<ExecutionQueue::State> stateOfCell(const std::string& cellId) const {
-    return queue_.stateOfCell(cellId);
+  std::optional<ExecutionQueue::State> state_of_cell(const std::string& cell_id) const {
+    return queue_.state_of_cell(cell_id);
   }
-  std::size_t queuedCount() const { return queue_.size(); }
+  std::size_t queued_count() const { return queue_.size(); }
 
  signals:
-  // The cell's queue state changed (waiting, running, finished or dropped): re-read stateOfCell().
-  void cellStateChanged(const std::string& cellId);
+  // The cell's queue state changed (waiting, running, finished or dropped): re-read state_of_cell().
+  void cellStateChanged(const std::string& cell_id);
   // A cell the kernel had finished. `seconds` is its run time (0 if it never started).
-  void cellFinished(const std::string& cellId, rt::studio::ExecutionStatus status, double seconds);
+  void cellFinished(const std::string& cell_id, rt::studio::ExecutionStatus status, double seconds);
   // A traceback named line `line` (1-based) of this cell as where the error happened.
-  void cellErrorLine(const std::string& cellId, int line);
+  void cellErrorLine(const std::string& cell_id, int line);
   void busyChanged(bool busy);
   void message(const QString& text);
 
  private:
-  void submitNext();
-  void dropWaiting();
-  std::optional<std::size_t> cellIndexFor(quint64 request) const;
-  void appendOutput(quint64 request, nlohmann::json output);
-  void setBusy(bool busy);
+  void submit_next();
+  void drop_waiting();
+  std::optional<std::size_t> cell_index_for(quint64 request) const;
+  void append_output(quint64 request, nlohmann::json output);
+  void set_busy(bool busy);
 
-  void onStarted(quint64 id, int executionCount);
-  void onStream(quint64 id, rt::studio::Stream stream, const QString& text);
-  void onDisplay(quint64 id, const rt::studio::DisplayData& data);
-  void onResult(quint64 id, int executionCount, const rt::studio::DisplayData& data);
-  void onError(quint64 id, const rt::studio::ExecutionError& error);
-  void onFinished(const rt::studio::ExecutionSummary& summary);
+  void on_started(quint64 id, int execution_count);
+  void on_stream(quint64 id, rt::studio::Stream stream, const QString& text);
+  void on_display(quint64 id, const rt::studio::DisplayData& data);
+  void on_result(quint64 id, int execution_count, const rt::studio::DisplayData& data);
+  void on_error(quint64 id, const rt::studio::ExecutionError& error);
+  void on_finished(const rt::studio::ExecutionSummary& summary);
 
   NotebookDocument* document_ = nullptr;
   QPointer<KernelClient> kernel_;
   ExecutionQueue queue_;
   StreamLimits limits_;
   std::map<quint64, StreamAccumulator> streams_;  // per request
-  std::map<quint64, int> executionCounts_;        // per request, from started
+  std::map<quint64, int> execution_counts_;       // per request, from started
   bool busy_ = false;
 };
 
 // The 1-based line of cell `label` ("<cell LABEL>") where the traceback's innermost frame in that cell is, or 0.
-int tracebackLineInCell(const std::vector<std::string>& traceback, const std::string& label);
+int traceback_line_in_cell(const std::vector<std::string>& traceback, const std::string& label);
 
 }  // namespace rt::studio

@@ -2,13 +2,13 @@
 // and edit modes and shortcuts, and running cells on the kernel.
 //
 //   auto doc = std::make_unique<rt::studio::NotebookDocument>(rt::studio::NotebookDocument::open(path));
-//   auto* view = new rt::studio::NotebookView(mainWindow);
-//   view->setDocument(doc.get());        // not owned: detach (setDocument(nullptr)) before destroying it
-//   view->setKernel(kernelClient);       // not owned
-//   connect(view, &NotebookView::aboutToRun, autosave, &Autosave::saveNow);     // before every run
+//   auto* view = new rt::studio::NotebookView(main_window);
+//   view->set_document(doc.get());       // not owned: detach (set_document(nullptr)) before destroying it
+//   view->set_kernel(kernel_client);     // not owned
+//   connect(view, &NotebookView::aboutToRun, autosave, &Autosaver::save_now);  // before every run
 //   connect(view, &NotebookView::modifiedChanged, window, &QWidget::setWindowModified);
-//   runMenu->addAction(tr("Run All"), view, &NotebookView::runAll);
-//   QImage shot = view->renderToImage();  // the screenshot test
+//   run_menu->addAction(tr("Run All"), view, &NotebookView::runAll);
+//   QImage shot = view->render_to_image();  // the screenshot test
 //
 // Modes and keys (CommandModeKeymap has the table):
 // - Command mode (Esc; the active cell has a blue bar): keys act on cells — A/B insert, D,D delete, M/Y/R
@@ -25,7 +25,7 @@
 // Contracts:
 // - Every edit goes through the NotebookDocument (typing included: set_source per change), and every document
 //   change, whoever made it, is shown: the view listens to the document and updates only the cells that changed.
-//   Outputs written while cells run are redrawn at most every outputFlushInterval (coalesced), so an output
+//   Outputs written while cells run are redrawn at most every kOutputFlushInterval (coalesced), so an output
 //   flood cannot freeze the GUI; flushOutputs() redraws at once.
 // - Running is NotebookExecution's (see notebook_execution.h): outputs and execution counts land in the
 //   document; an error or an interrupt stops the cells queued behind it.
@@ -65,31 +65,31 @@ class NotebookView : public QWidget {
   Q_OBJECT
 
  public:
-  static constexpr std::chrono::milliseconds outputFlushInterval{50};
+  static constexpr std::chrono::milliseconds kOutputFlushInterval{50};
 
   explicit NotebookView(QWidget* parent = nullptr);
   ~NotebookView() override;
 
-  void setDocument(NotebookDocument* document);
+  void set_document(NotebookDocument* document);
   NotebookDocument* document() const { return document_; }
-  void setKernel(KernelClient* kernel);
+  void set_kernel(KernelClient* kernel);
   KernelClient* kernel() const;
   NotebookExecution& execution() const { return *execution_; }
   // Per-cell cap on stream text for later runs (default: StreamLimits' 1 MB).
-  void setStreamLimits(StreamLimits limits);
+  void set_stream_limits(StreamLimits limits);
   // Asked before 0,0 / restart(); answers true to restart. Default: a Yes/No QMessageBox.
-  void setRestartConfirmation(std::function<bool(QWidget* parent)> confirm);
+  void set_restart_confirmation(std::function<bool(QWidget* parent)> confirm);
 
   EditorMode mode() const { return mode_; }
-  int activeIndex() const { return active_; }  // -1 only without a document
-  std::vector<std::size_t> selectedIndices() const;
-  int cellCount() const { return static_cast<int>(cells_.size()); }
-  CellWidget* cellWidget(int index) const;
-  bool isBusy() const;
+  int active_index() const { return active_; }  // -1 only without a document
+  std::vector<std::size_t> selected_indices() const;
+  int cell_count() const { return static_cast<int>(cells_.size()); }
+  CellWidget* cell_widget(int index) const;
+  bool is_busy() const;
   const CommandModeKeymap& keymap() const { return keymap_; }
 
   // The view as it is on screen (for the screenshot test and thumbnails).
-  QImage renderToImage();
+  QImage render_to_image();
 
  public slots:
   void execute(rt::studio::CellCommand command);
@@ -100,7 +100,7 @@ class NotebookView : public QWidget {
   void runAbove();  // the cells above the active one
   void runBelow();  // the active cell and everything below
   void interrupt();
-  void restart();      // asks first (setRestartConfirmation)
+  void restart();      // asks first (set_restart_confirmation)
   void restartNow();   // no question
   void clearOutputs();     // selected cells
   void clearAllOutputs();
@@ -113,7 +113,7 @@ class NotebookView : public QWidget {
   void modifiedChanged(bool modified);   // the document's is_dirty() flipped
   void documentEdited();                 // any change to the document
   void kernelBusyChanged(bool busy);     // cells queued or running / all done
-  void selectionChanged(int activeIndex);
+  void selectionChanged(int active_index);
   void modeChanged(rt::studio::EditorMode mode);
   void aboutToRun();                     // before cells are queued (the shell autosaves here)
   void cellFinished(int index, rt::studio::ExecutionStatus status, double seconds);
@@ -127,56 +127,56 @@ class NotebookView : public QWidget {
 
  private:
   // [Widgets]
-  void rebuildCells();
-  CellWidget* createCellWidget(std::size_t index);
-  void insertCellWidgets(std::size_t index, std::size_t count);
-  void removeCellWidgets(std::size_t index, std::size_t count);
-  void replaceCellWidget(std::size_t index);
-  void onDocumentChange(const DocumentChange& change);
-  void watchEditor(CellWidget* cell);
-  int indexOfCell(const std::string& cellId) const;
-  void refreshRunState(const std::string& cellId);
-  void scheduleOutputFlush(const std::string& cellId);
+  void rebuild_cells();
+  CellWidget* create_cell_widget(std::size_t index);
+  void insert_cell_widgets(std::size_t index, std::size_t count);
+  void remove_cell_widgets(std::size_t index, std::size_t count);
+  void replace_cell_widget(std::size_t index);
+  void on_document_change(const DocumentChange& change);
+  void watch_editor(CellWidget* cell);
+  int index_of_cell(const std::string& cell_id) const;
+  void refresh_run_state(const std::string& cell_id);
+  void schedule_output_flush(const std::string& cell_id);
   // [Selection and modes]
-  void setActive(int index, bool extend = false);
-  void updateHighlights();
-  void scrollToActive();
-  void setMode(EditorMode mode);
-  bool handleKey(EditorMode mode, QKeyEvent* event);
-  bool moveBetweenEditors(CodeEditor* editor, QKeyEvent* event);
+  void set_active(int index, bool extend = false);
+  void update_highlights();
+  void scroll_to_active();
+  void set_mode(EditorMode mode);
+  bool handle_key(EditorMode mode, QKeyEvent* event);
+  bool move_between_editors(CodeEditor* editor, QKeyEvent* event);
   // [Commands]
-  void runCells(const std::vector<std::size_t>& indices);
-  void runSelectionThenMove(bool insertBelow);
-  void insertCell(bool below);
-  void changeType(CellType type);
-  void splitActive();
-  void mergeSelected();
-  void moveSelection(bool up);
-  void copySelection(bool cut);
+  void run_cells(const std::vector<std::size_t>& indices);
+  void run_selection_then_move(bool insert_below);
+  void insert_cell(bool below);
+  void change_type(CellType type);
+  void split_active();
+  void merge_selected();
+  void move_selection(bool up);
+  void copy_selection(bool cut);
   void paste(bool above);
-  void undoRedo(bool undo);
-  void toggleOutputs();
+  void undo_redo(bool undo);
+  void toggle_outputs();
   void guarded(const char* what, const std::function<void()>& action);
 
   NotebookDocument* document_ = nullptr;
-  int listenerToken_ = 0;
-  bool lastDirty_ = false;
+  int listener_token_ = 0;
+  bool last_dirty_ = false;
   std::unique_ptr<NotebookExecution> execution_;
   CommandModeKeymap keymap_;
-  std::function<bool(QWidget*)> confirmRestart_;
+  std::function<bool(QWidget*)> confirm_restart_;
 
   QScrollArea* scroll_ = nullptr;
   QWidget* page_ = nullptr;
-  QVBoxLayout* pageLayout_ = nullptr;
+  QVBoxLayout* page_layout_ = nullptr;
   std::vector<CellWidget*> cells_;
 
   EditorMode mode_ = EditorMode::Command;
   int active_ = -1;
   int anchor_ = -1;
 
-  QTimer* outputTimer_ = nullptr;
-  QSet<QString> pendingOutputCells_;
-  std::map<std::string, QString> runTimes_;  // by cell id: shown under the editor
+  QTimer* output_timer_ = nullptr;
+  QSet<QString> pending_output_cells_;
+  std::map<std::string, QString> run_times_;  // by cell id: shown under the editor
 };
 
 }  // namespace rt::studio

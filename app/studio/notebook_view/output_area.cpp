@@ -23,7 +23,7 @@ namespace {
 
 constexpr int kMaxSimpleHtmlBytes = 256 * 1024;
 
-QString toQString(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString to_qstring(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
 // An image shown at its natural size, or scaled down (keeping its aspect) to the available width.
 class ScaledImageLabel final : public QLabel {
@@ -55,15 +55,15 @@ class ScaledImageLabel final : public QLabel {
   QImage image_;
 };
 
-bool isSimpleHtml(const std::string& html) {
+bool is_simple_html(const std::string& html) {
   if (html.size() > kMaxSimpleHtmlBytes) return false;
   static const QRegularExpression unsupported(
       QStringLiteral("<\\s*(script|style|iframe|svg|canvas|video|audio|object|embed|link|form|input)\\b"),
       QRegularExpression::CaseInsensitiveOption);
-  return !unsupported.match(toQString(html)).hasMatch();
+  return !unsupported.match(to_qstring(html)).hasMatch();
 }
 
-QLabel* makeRichLabel(const QString& html, QWidget* parent) {
+QLabel* make_rich_label(const QString& html, QWidget* parent) {
   auto* label = new QLabel(parent);
   label->setTextFormat(Qt::RichText);
   label->setText(html);
@@ -75,7 +75,7 @@ QLabel* makeRichLabel(const QString& html, QWidget* parent) {
 }
 
 // The traceback, or "ename: evalue" when the error has none.
-std::string errorText(const nlohmann::json& output) {
+std::string error_text(const nlohmann::json& output) {
   std::string text = error_traceback_text(output);
   if (text.empty()) {
     const auto ename = output.value("ename", std::string{});
@@ -85,12 +85,12 @@ std::string errorText(const nlohmann::json& output) {
   return text;
 }
 
-QLabel* makeErrorLabel(const nlohmann::json& output, QWidget* parent) {
-  const std::string text = errorText(output);
+QLabel* make_error_label(const nlohmann::json& output, QWidget* parent) {
+  const std::string text = error_text(output);
   auto* label = new QLabel(parent);
   label->setTextFormat(Qt::RichText);
-  label->setText(QStringLiteral("<pre style=\"margin:0\">%1</pre>").arg(toQString(ansiToHtml(text))));
-  label->setFont(notebookMonospaceFont());
+  label->setText(QStringLiteral("<pre style=\"margin:0\">%1</pre>").arg(to_qstring(ansi_to_html(text))));
+  label->setFont(notebook_monospace_font());
   label->setTextInteractionFlags(Qt::TextSelectableByMouse);
   label->setAlignment(Qt::AlignLeft | Qt::AlignTop);
   label->setAutoFillBackground(true);
@@ -101,7 +101,7 @@ QLabel* makeErrorLabel(const nlohmann::json& output, QWidget* parent) {
   return label;
 }
 
-QLabel* makeNote(const QString& text, QWidget* parent) {
+QLabel* make_note(const QString& text, QWidget* parent) {
   auto* label = new QLabel(text, parent);
   label->setStyleSheet(QStringLiteral("color:#8a8a8a; font-style:italic;"));
   return label;
@@ -112,62 +112,62 @@ QLabel* makeNote(const QString& text, QWidget* parent) {
 struct OutputArea::Row {
   QWidget* container = nullptr;
   OutputKind kind = OutputKind::unknown;
-  std::string streamName;           // streams
+  std::string stream_name;          // streams
   OutputTextView* text = nullptr;   // streams and text/plain results
   nlohmann::json source;            // non-stream outputs: what was drawn (to skip redrawing it)
-  QString visible;                  // visibleText() of this row, for non-text rows
+  QString visible;                  // visible_text() of this row, for non-text rows
 };
 
-OutputArea::OutputArea(int promptWidth, QWidget* parent) : QWidget(parent), promptWidth_(promptWidth) {
+OutputArea::OutputArea(int prompt_width, QWidget* parent) : QWidget(parent), prompt_width_(prompt_width) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 2, 0, 2);
   layout->setSpacing(0);
-  rowsLayout_ = new QVBoxLayout;
-  rowsLayout_->setContentsMargins(0, 0, 0, 0);
-  rowsLayout_->setSpacing(2);
-  layout->addLayout(rowsLayout_);
-  hiddenNote_ = makeNote({}, this);
-  hiddenNote_->setContentsMargins(promptWidth_, 2, 0, 2);
-  hiddenNote_->setCursor(Qt::PointingHandCursor);
-  hiddenNote_->hide();
-  layout->addWidget(hiddenNote_);
-  overflowNote_ = makeNote({}, this);
-  overflowNote_->setContentsMargins(promptWidth_, 2, 0, 2);
-  overflowNote_->hide();
-  layout->addWidget(overflowNote_);
+  rows_layout_ = new QVBoxLayout;
+  rows_layout_->setContentsMargins(0, 0, 0, 0);
+  rows_layout_->setSpacing(2);
+  layout->addLayout(rows_layout_);
+  hidden_note_ = make_note({}, this);
+  hidden_note_->setContentsMargins(prompt_width_, 2, 0, 2);
+  hidden_note_->setCursor(Qt::PointingHandCursor);
+  hidden_note_->hide();
+  layout->addWidget(hidden_note_);
+  overflow_note_ = make_note({}, this);
+  overflow_note_->setContentsMargins(prompt_width_, 2, 0, 2);
+  overflow_note_->hide();
+  layout->addWidget(overflow_note_);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
 }
 
 OutputArea::~OutputArea() = default;
 
-void OutputArea::setOutputs(const std::vector<nlohmann::json>& outputs) {
-  outputCount_ = static_cast<int>(outputs.size());
-  const std::size_t shown = std::min<std::size_t>(outputs.size(), maxShownOutputs);
+void OutputArea::set_outputs(const std::vector<nlohmann::json>& outputs) {
+  output_count_ = static_cast<int>(outputs.size());
+  const std::size_t shown = std::min<std::size_t>(outputs.size(), kMaxShownOutputs);
   for (std::size_t i = 0; i < shown; ++i) {
     const nlohmann::json& out = outputs[i];
     const OutputKind kind = output_kind(out);
     if (i < rows_.size()) {
       Row& row = rows_[i];
-      if (kind == OutputKind::stream && row.kind == kind && row.streamName == stream_name(out)) {
-        row.text->showText(toQString(strip_ansi_escapes(stream_text(out))));
+      if (kind == OutputKind::stream && row.kind == kind && row.stream_name == stream_name(out)) {
+        row.text->show_text(to_qstring(strip_ansi_escapes(stream_text(out))));
         continue;
       }
       if (kind != OutputKind::stream && row.kind == kind && row.source == out) continue;
     }
-    replaceRow(i, out);
+    replace_row(i, out);
   }
   while (rows_.size() > shown) {
     delete rows_.back().container;
     rows_.pop_back();
   }
   if (outputs.size() > shown) {
-    overflowNote_->setText(tr("%n more output(s) not shown (they are kept in the notebook)", nullptr,
-                              static_cast<int>(outputs.size() - shown)));
+    overflow_note_->setText(tr("%n more output(s) not shown (they are kept in the notebook)", nullptr,
+                               static_cast<int>(outputs.size() - shown)));
   }
-  updateVisibility();
+  update_visibility();
 }
 
-void OutputArea::replaceRow(std::size_t index, const nlohmann::json& out) {
+void OutputArea::replace_row(std::size_t index, const nlohmann::json& out) {
   Row row;
   row.kind = output_kind(out);
   row.container = new QWidget(this);
@@ -175,9 +175,9 @@ void OutputArea::replaceRow(std::size_t index, const nlohmann::json& out) {
   h->setContentsMargins(0, 0, 0, 0);
   h->setSpacing(0);
   auto* prompt = new QLabel(row.container);
-  prompt->setFixedWidth(promptWidth_);
+  prompt->setFixedWidth(prompt_width_);
   prompt->setAlignment(Qt::AlignRight | Qt::AlignTop);
-  prompt->setFont(notebookMonospaceFont());
+  prompt->setFont(notebook_monospace_font());
   prompt->setContentsMargins(0, 2, 8, 0);
   prompt->setStyleSheet(QStringLiteral("color:#d84315;"));
   h->addWidget(prompt);
@@ -185,16 +185,16 @@ void OutputArea::replaceRow(std::size_t index, const nlohmann::json& out) {
   QWidget* content = nullptr;
   switch (row.kind) {
     case OutputKind::stream: {
-      row.streamName = stream_name(out);
+      row.stream_name = stream_name(out);
       row.text = new OutputTextView(row.container);
-      if (row.streamName == "stderr") row.text->setTone(OutputTextView::Tone::Error);
-      row.text->showText(toQString(strip_ansi_escapes(stream_text(out))));
+      if (row.stream_name == "stderr") row.text->set_tone(OutputTextView::Tone::Error);
+      row.text->show_text(to_qstring(strip_ansi_escapes(stream_text(out))));
       content = row.text;
       break;
     }
     case OutputKind::error: {
-      QLabel* label = makeErrorLabel(out, row.container);
-      row.visible = toQString(strip_ansi_escapes(errorText(out)));
+      QLabel* label = make_error_label(out, row.container);
+      row.visible = to_qstring(strip_ansi_escapes(error_text(out)));
       content = label;
       break;
     }
@@ -215,23 +215,23 @@ void OutputArea::replaceRow(std::size_t index, const nlohmann::json& out) {
       if (!decoded.isNull()) {
         row.visible = QStringLiteral("[image %1x%2]").arg(decoded.width()).arg(decoded.height());
         content = new ScaledImageLabel(std::move(decoded), row.container);
-      } else if (auto html = mime_text(out, "text/html"); html && isSimpleHtml(*html)) {
-        QLabel* label = makeRichLabel(toQString(*html), row.container);
+      } else if (auto html = mime_text(out, "text/html"); html && is_simple_html(*html)) {
+        QLabel* label = make_rich_label(to_qstring(*html), row.container);
         row.visible = QTextDocumentFragment::fromHtml(label->text()).toPlainText();
         content = label;
       } else if (auto md = mime_text(out, "text/markdown")) {
         auto* view = new MarkdownView(row.container);
-        view->setMarkdownSource(toQString(*md));
-        row.visible = view->renderedText();
+        view->set_markdown_source(to_qstring(*md));
+        row.visible = view->rendered_text();
         content = view;
       } else if (auto plain = mime_text(out, "text/plain")) {
         row.text = new OutputTextView(row.container);
-        row.text->showText(toQString(strip_ansi_escapes(*plain)));
+        row.text->show_text(to_qstring(strip_ansi_escapes(*plain)));
         content = row.text;
       } else {
-        QLabel* note = makeNote(tr("(%1 output with no displayable type)")
-                                    .arg(QString::fromStdString(out.value("output_type", std::string{}))),
-                                row.container);
+        QLabel* note = make_note(tr("(%1 output with no displayable type)")
+                                     .arg(QString::fromStdString(out.value("output_type", std::string{}))),
+                                 row.container);
         row.visible = note->text();
         content = note;
       }
@@ -239,7 +239,7 @@ void OutputArea::replaceRow(std::size_t index, const nlohmann::json& out) {
       break;
     }
     case OutputKind::unknown: {
-      QLabel* note = makeNote(tr("(unknown output: %1)").arg(toQString(out.dump()).left(200)), row.container);
+      QLabel* note = make_note(tr("(unknown output: %1)").arg(to_qstring(out.dump()).left(200)), row.container);
       row.visible = note->text();
       content = note;
       break;
@@ -249,39 +249,39 @@ void OutputArea::replaceRow(std::size_t index, const nlohmann::json& out) {
   h->addWidget(content, 1);
 
   if (index < rows_.size()) {
-    const int position = rowsLayout_->indexOf(rows_[index].container);
+    const int position = rows_layout_->indexOf(rows_[index].container);
     delete rows_[index].container;
-    rowsLayout_->insertWidget(position, row.container);
+    rows_layout_->insertWidget(position, row.container);
     rows_[index] = std::move(row);
   } else {
-    rowsLayout_->addWidget(row.container);
+    rows_layout_->addWidget(row.container);
     rows_.push_back(std::move(row));
   }
 }
 
-void OutputArea::setCollapsed(bool collapsed) {
+void OutputArea::set_collapsed(bool collapsed) {
   if (collapsed_ == collapsed) return;
   collapsed_ = collapsed;
-  updateVisibility();
+  update_visibility();
 }
 
-void OutputArea::updateVisibility() {
+void OutputArea::update_visibility() {
   for (Row& row : rows_) row.container->setVisible(!collapsed_);
-  hiddenNote_->setVisible(collapsed_ && outputCount_ > 0);
-  if (collapsed_) hiddenNote_->setText(tr("%n output(s) hidden; click to show", nullptr, outputCount_));
-  overflowNote_->setVisible(!collapsed_ && outputCount_ > static_cast<int>(rows_.size()));
-  setVisible(outputCount_ > 0);
+  hidden_note_->setVisible(collapsed_ && output_count_ > 0);
+  if (collapsed_) hidden_note_->setText(tr("%n output(s) hidden; click to show", nullptr, output_count_));
+  overflow_note_->setVisible(!collapsed_ && output_count_ > static_cast<int>(rows_.size()));
+  setVisible(output_count_ > 0);
 }
 
-QString OutputArea::visibleText() const {
-  if (collapsed_) return hiddenNote_->text();
+QString OutputArea::visible_text() const {
+  if (collapsed_) return hidden_note_->text();
   QStringList parts;
-  for (const Row& row : rows_) parts << (row.text ? row.text->shownText() : row.visible);
+  for (const Row& row : rows_) parts << (row.text ? row.text->shown_text() : row.visible);
   return parts.join(QLatin1Char('\n'));
 }
 
 void OutputArea::mousePressEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton && (event->position().x() < promptWidth_ || collapsed_)) {
+  if (event->button() == Qt::LeftButton && (event->position().x() < prompt_width_ || collapsed_)) {
     emit collapseToggleRequested();
     event->accept();
     return;

@@ -1,8 +1,8 @@
 // app/studio/notebook_view/output_area.h — a code cell's outputs, drawn from its nbformat output dicts.
 //
-//   auto* outputs = new rt::studio::OutputArea(/*promptWidth=*/72, parent);
-//   outputs->setOutputs(cell.outputs);      // again after every change: unchanged outputs are kept as they are
-//   outputs->setCollapsed(true);            // "3 outputs hidden" (click the prompt column to show them)
+//   auto* outputs = new rt::studio::OutputArea(/*prompt_width=*/72, parent);
+//   outputs->set_outputs(cell.outputs);     // again after every change: unchanged outputs are kept as they are
+//   outputs->set_collapsed(true);           // "3 outputs hidden" (click the prompt column to show them)
 //
 // What each output becomes (JupyterLab's choices, for what a QWidget can show faithfully):
 // - stream: monospace text (OutputTextView) updated in place, so a progress bar rewritten by '\r' is a cheap
@@ -14,7 +14,7 @@
 //   256 KB); else text/markdown rendered; else text/plain (ANSI colours removed). execute_result shows its
 //   "[N]:" prompt.
 // - anything else: its text/plain, or a grey note naming the output type.
-// At most maxShownOutputs outputs get widgets; a note counts the rest (they stay in the notebook).
+// At most kMaxShownOutputs outputs get widgets; a note counts the rest (they stay in the notebook).
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -31,19 +31,19 @@ class OutputArea : public QWidget {
   Q_OBJECT
 
  public:
-  static constexpr int maxShownOutputs = 500;
+  static constexpr int kMaxShownOutputs = 500;
 
-  explicit OutputArea(int promptWidth, QWidget* parent = nullptr);
+  explicit OutputArea(int prompt_width, QWidget* parent = nullptr);
   ~OutputArea() override;
 
-  void setOutputs(const std::vector<nlohmann::json>& outputs);
-  int outputCount() const { return outputCount_; }
+  void set_outputs(const std::vector<nlohmann::json>& outputs);
+  int output_count() const { return output_count_; }
 
-  void setCollapsed(bool collapsed);
-  bool isCollapsed() const { return collapsed_; }
+  void set_collapsed(bool collapsed);
+  bool is_collapsed() const { return collapsed_; }
 
   // The text a reader sees, outputs separated by '\n' (images as "[image WxH]"), for tests and copying.
-  QString visibleText() const;
+  QString visible_text() const;
 
  signals:
   // The user clicked the prompt column or the "hidden" note: the cell should flip its collapsed state.
@@ -54,16 +54,16 @@ class OutputArea : public QWidget {
 
  private:
   struct Row;
-  void replaceRow(std::size_t index, const nlohmann::json& output);
-  void updateVisibility();
+  void replace_row(std::size_t index, const nlohmann::json& output);
+  void update_visibility();
 
-  int promptWidth_;
+  int prompt_width_;
   bool collapsed_ = false;
-  int outputCount_ = 0;
+  int output_count_ = 0;
   std::vector<Row> rows_;
-  QVBoxLayout* rowsLayout_ = nullptr;
-  QLabel* hiddenNote_ = nullptr;
-  QLabel* overflowNote_ = nullptr;
+  QVBoxLayout* rows_layout_ = nullptr;
+  QLabel* hidden_note_ = nullptr;
+  QLabel* overflow_note_ = nullptr;
 };
 
 }  // namespace rt::studio

@@ -11,7 +11,7 @@
 
 namespace rt::studio {
 
-TextTailEdit tailEdit(const QString& shown, const QString& wanted) {
+TextTailEdit tail_edit(const QString& shown, const QString& wanted) {
   const qsizetype limit = std::min(shown.size(), wanted.size());
   const QChar* a = shown.constData();
   const QChar* b = wanted.constData();
@@ -26,32 +26,32 @@ OutputTextView::OutputTextView(QWidget* parent) : QPlainTextEdit(parent) {
   setUndoRedoEnabled(false);
   setLineWrapMode(NoWrap);
   setFrameShape(QFrame::NoFrame);
-  setFont(notebookMonospaceFont());
+  setFont(notebook_monospace_font());
   setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
   setFocusPolicy(Qt::ClickFocus);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
   setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   document()->setDocumentMargin(2);
-  setTone(Tone::Normal);
-  connect(horizontalScrollBar(), &QScrollBar::rangeChanged, this, &OutputTextView::updateHeight);
-  updateHeight();
+  set_tone(Tone::Normal);
+  connect(horizontalScrollBar(), &QScrollBar::rangeChanged, this, &OutputTextView::update_height);
+  update_height();
 }
 
-void OutputTextView::setTone(Tone tone) {
+void OutputTextView::set_tone(Tone tone) {
   QPalette p = palette();
   p.setColor(QPalette::Base, tone == Tone::Error ? QColor(0xfd, 0xec, 0xec) : QColor(Qt::white));
   p.setColor(QPalette::Text, QColor(0x20, 0x20, 0x20));
   setPalette(p);
 }
 
-void OutputTextView::showText(const QString& fullText) {
+void OutputTextView::show_text(const QString& full_text) {
   // A trailing newline does not start a visible line (the next output begins there).
-  QString text = fullText;
+  QString text = full_text;
   if (text.endsWith(QLatin1Char('\n'))) text.chop(1);
   if (text == shown_) return;
   QScrollBar* bar = verticalScrollBar();
-  const bool atEnd = bar->value() >= bar->maximum();
-  const TextTailEdit edit = tailEdit(shown_, text);
+  const bool at_end = bar->value() >= bar->maximum();
+  const TextTailEdit edit = tail_edit(shown_, text);
   QTextCursor cursor(document());
   cursor.beginEditBlock();
   cursor.setPosition(static_cast<int>(edit.keep));
@@ -59,25 +59,25 @@ void OutputTextView::showText(const QString& fullText) {
   cursor.insertText(edit.insert);
   cursor.endEditBlock();
   shown_ = text;
-  updateHeight();
-  if (atEnd) bar->setValue(bar->maximum());
+  update_height();
+  if (at_end) bar->setValue(bar->maximum());
 }
 
-int OutputTextView::heightForText() const {
-  const int lines = std::clamp(document()->blockCount(), 1, maxVisibleLines);
+int OutputTextView::height_for_text() const {
+  const int lines = std::clamp(document()->blockCount(), 1, kMaxVisibleLines);
   int height = lines * fontMetrics().lineSpacing() + 2 * static_cast<int>(document()->documentMargin()) +
                2 * frameWidth() + 2;
   if (horizontalScrollBar()->maximum() > 0) height += horizontalScrollBar()->sizeHint().height();
   return height;
 }
 
-void OutputTextView::updateHeight() {
-  const int height = heightForText();
+void OutputTextView::update_height() {
+  const int height = height_for_text();
   if (height != this->height()) setFixedHeight(height);
 }
 
-QSize OutputTextView::sizeHint() const { return {QPlainTextEdit::sizeHint().width(), heightForText()}; }
-QSize OutputTextView::minimumSizeHint() const { return {80, heightForText()}; }
+QSize OutputTextView::sizeHint() const { return {QPlainTextEdit::sizeHint().width(), height_for_text()}; }
+QSize OutputTextView::minimumSizeHint() const { return {80, height_for_text()}; }
 
 void OutputTextView::wheelEvent(QWheelEvent* event) {
   if (verticalScrollBar()->maximum() == 0) {

@@ -9,7 +9,7 @@ namespace {
 
 // The cells' own run-time style (notebook_view/execution_queue.h): "12 ms", "1.2 s", "2 min 5 s".
 QString format_seconds(double seconds) {
-  return QString::fromStdString(formatRunTime(std::chrono::duration<double>(seconds)));
+  return QString::fromStdString(format_run_time(std::chrono::duration<double>(seconds)));
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ MainWindow::MainWindow(const PanelRegistry& panels, KernelClient& kernel, MainWi
       kernel_status_(new KernelStatusLabel(this)), autosave_label_(new QLabel(this)) {
   setObjectName(QStringLiteral("studioMainWindow"));
   setCentralWidget(view_);
-  view_->setKernel(&kernel_);
-  view_->setRestartConfirmation([](QWidget* parent) { return confirm_restart(parent); });
+  view_->set_kernel(&kernel_);
+  view_->set_restart_confirmation([](QWidget* parent) { return confirm_restart(parent); });
   setDockNestingEnabled(true);
 
   kernel_status_->bind(&kernel_);
@@ -81,7 +81,7 @@ MainWindow::MainWindow(const PanelRegistry& panels, KernelClient& kernel, MainWi
 
 MainWindow::~MainWindow() {
   autosaver_->watch(nullptr);
-  view_->setDocument(nullptr);
+  view_->set_document(nullptr);
 }
 
 // [SECTION] panels and layout
@@ -192,8 +192,8 @@ QAction* MainWindow::add_action(QMenu* menu, const QString& name, const QString&
 // The key is a hint after '\t' (QMenu shows it in the shortcut column) and not a QAction shortcut: the notebook
 // handles these keys itself, in the right mode, so a cell editor still receives them.
 QAction* MainWindow::add_cell_command(QMenu* menu, const QString& name, CellCommand command) {
-  QString text = cellCommandTitle(command);
-  if (const QString keys = view_->keymap().shortcutText(command); !keys.isEmpty()) text += '\t' + keys;
+  QString text = cell_command_title(command);
+  if (const QString keys = view_->keymap().shortcut_text(command); !keys.isEmpty()) text += '\t' + keys;
   QAction* a = add_action(menu, name, text);
   connect(a, &QAction::triggered, view_, [this, command] { view_->execute(command); });
   return a;
@@ -300,7 +300,7 @@ void MainWindow::create_actions() {
       QString keys = QKeySequence(b.first).toString(QKeySequence::NativeText);
       if (b.second) keys += QStringLiteral(", ") + QKeySequence(*b.second).toString(QKeySequence::NativeText);
       text += QStringLiteral("<tr><td><b>%1</b></td><td>&nbsp;%2&nbsp;</td><td><i>%3</i></td></tr>")
-                  .arg(keys.toHtmlEscaped(), cellCommandTitle(b.command).toHtmlEscaped(), mode);
+                  .arg(keys.toHtmlEscaped(), cell_command_title(b.command).toHtmlEscaped(), mode);
     }
     QMessageBox::information(this, tr("Keyboard shortcuts"), text + QStringLiteral("</table>"));
   });
@@ -366,14 +366,14 @@ bool MainWindow::confirm_discard(const QString& action) {
 }
 
 void MainWindow::fresh_kernel_for_new_document() {
-  if (view_->isBusy() || kernel_.kernel().next_execution_count() > 1) view_->restartNow();
+  if (view_->is_busy() || kernel_.kernel().next_execution_count() > 1) view_->restartNow();
 }
 
 void MainWindow::show_document(std::unique_ptr<NotebookDocument> document) {
   autosaver_->watch(nullptr);
-  view_->setDocument(nullptr);
+  view_->set_document(nullptr);
   document_ = std::move(document);
-  view_->setDocument(document_.get());
+  view_->set_document(document_.get());
   autosaver_->watch(document_.get());
   autosave_label_->clear();
   if (!document_->is_untitled())

@@ -35,9 +35,9 @@ struct ShownNotebook {
   explicit ShownNotebook(Notebook nb) {
     doc = std::make_unique<NotebookDocument>(std::move(nb));
     view = std::make_unique<NotebookView>();
-    view->setRestartConfirmation([](QWidget*) { return true; });
+    view->set_restart_confirmation([](QWidget*) { return true; });
     view->resize(900, 700);
-    view->setDocument(doc.get());
+    view->set_document(doc.get());
     view->show();
     view->activateWindow();
     QApplication::setActiveWindow(view.get());
@@ -46,18 +46,18 @@ struct ShownNotebook {
     QApplication::processEvents();
   }
   ~ShownNotebook() {
-    if (view) view->setDocument(nullptr);
+    if (view) view->set_document(nullptr);
   }
-  CellWidget* cell(int i) const { return view->cellWidget(i); }
+  CellWidget* cell(int i) const { return view->cell_widget(i); }
   std::string source(std::size_t i) const { return doc->cell(i).source; }
   CellType type(std::size_t i) const { return doc->cell(i).type; }
   // Keys to the view itself (command mode).
   void key(Qt::Key k, Qt::KeyboardModifiers m = Qt::NoModifier) { QTest::keyClick(view.get(), k, m); }
   // Keys to the active cell's editor (edit mode).
   void editorKey(Qt::Key k, Qt::KeyboardModifiers m = Qt::NoModifier) {
-    QTest::keyClick(cell(view->activeIndex())->editor(), k, m);
+    QTest::keyClick(cell(view->active_index())->editor(), k, m);
   }
-  void typeText(const char* text) { QTest::keyClicks(cell(view->activeIndex())->editor(), QString::fromUtf8(text)); }
+  void typeText(const char* text) { QTest::keyClicks(cell(view->active_index())->editor(), QString::fromUtf8(text)); }
 };
 
 }  // namespace rt::studio::testing

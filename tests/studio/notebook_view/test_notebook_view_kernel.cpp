@@ -51,15 +51,15 @@ class NotebookViewKernelTest : public QObject {
   // A view of `cells` connected to the kernel.
   std::unique_ptr<ShownNotebook> open(const std::vector<CellSpec>& cells) {
     auto s = std::make_unique<ShownNotebook>(makeNotebook(cells));
-    s->view->setKernel(kernel_);
+    s->view->set_kernel(kernel_);
     return s;
   }
   bool waitIdle(ShownNotebook& s, int ms = 60000) {
-    return waitUntil([&] { return !s.view->isBusy() && kernel_->state() == KernelState::idle; }, ms);
+    return waitUntil([&] { return !s.view->is_busy() && kernel_->state() == KernelState::idle; }, ms);
   }
   bool waitRunning(ShownNotebook& s, int cell, int ms = 60000) {
     return waitUntil([&] {
-      return s.view->execution().stateOfCell(s.doc->cell(static_cast<std::size_t>(cell)).id) ==
+      return s.view->execution().state_of_cell(s.doc->cell(static_cast<std::size_t>(cell)).id) ==
              ExecutionQueue::State::Running;
     }, ms);
   }
@@ -79,8 +79,8 @@ class NotebookViewKernelTest : public QObject {
     QSignalSpy busy(s->view.get(), &NotebookView::kernelBusyChanged);
     s->key(Qt::Key_Return, Qt::ControlModifier);  // run in place
     QCOMPARE(aboutToRun.count(), 1);
-    QVERIFY(s->view->isBusy());
-    QCOMPARE(s->cell(0)->promptText(), QStringLiteral("[*]:"));
+    QVERIFY(s->view->is_busy());
+    QCOMPARE(s->cell(0)->prompt_text(), QStringLiteral("[*]:"));
     QVERIFY(waitIdle(*s));
     const Cell& cell = s->doc->cell(0);
     QCOMPARE(streamText(cell, "stdout"), std::string("hello\n"));
@@ -93,17 +93,17 @@ class NotebookViewKernelTest : public QObject {
     QVERIFY(s->doc->is_dirty());
     // On screen too.
     s->view->flushOutputs();
-    QCOMPARE(s->cell(0)->promptText(), QStringLiteral("[%1]:").arg(count));
-    QVERIFY(s->cell(0)->outputArea()->visibleText().contains(QStringLiteral("hello")));
-    QVERIFY(s->cell(0)->outputArea()->visibleText().contains(QStringLiteral("42")));
-    QVERIFY(!s->cell(0)->runTimeText().isEmpty());
+    QCOMPARE(s->cell(0)->prompt_text(), QStringLiteral("[%1]:").arg(count));
+    QVERIFY(s->cell(0)->output_area()->visible_text().contains(QStringLiteral("hello")));
+    QVERIFY(s->cell(0)->output_area()->visible_text().contains(QStringLiteral("42")));
+    QVERIFY(!s->cell(0)->run_time_text().isEmpty());
     QCOMPARE(busy.count(), 2);  // busy, then idle
-    QCOMPARE(s->view->activeIndex(), 0);
+    QCOMPARE(s->view->active_index(), 0);
     // Shift+Enter runs and moves on; the second cell sees the first one's variable.
     s->key(Qt::Key_Return, Qt::ShiftModifier);
-    QCOMPARE(s->view->activeIndex(), 1);
+    QCOMPARE(s->view->active_index(), 1);
     s->key(Qt::Key_Return, Qt::ShiftModifier);  // the last cell: runs and appends a new one
-    QCOMPARE(s->view->cellCount(), 3);
+    QCOMPARE(s->view->cell_count(), 3);
     QVERIFY(waitIdle(*s));
     const nlohmann::json* second = outputOfType(s->doc->cell(1), "execute_result");
     QVERIFY(second);
@@ -124,7 +124,7 @@ class NotebookViewKernelTest : public QObject {
     s->view->runSelectedInPlace();
     // Output shows while the cell still runs.
     QVERIFY(waitUntil([&] {
-      return s->view->isBusy() && s->cell(0)->outputArea()->visibleText().contains(QStringLiteral("100%"));
+      return s->view->is_busy() && s->cell(0)->output_area()->visible_text().contains(QStringLiteral("100%"));
     }, 30000));
     QVERIFY(waitIdle(*s));
     const Cell& cell = s->doc->cell(0);
@@ -143,23 +143,23 @@ class NotebookViewKernelTest : public QObject {
     const std::string label = "<cell " + std::to_string(*s->doc->cell(0).execution_count) + ">";
     QVERIFY2((*error)["traceback"].dump().find(label) != std::string::npos, (*error)["traceback"].dump().c_str());
     s->view->flushOutputs();
-    const QString text = s->cell(0)->outputArea()->visibleText();
+    const QString text = s->cell(0)->output_area()->visible_text();
     QVERIFY2(text.contains(QStringLiteral("return 1 / 0")), qPrintable(text));
     QVERIFY(text.contains(QStringLiteral("ZeroDivisionError")));
-    QCOMPARE(s->cell(0)->editor()->errorLine(), 2);  // the failing line is marked in the editor
-    QVERIFY(s->cell(0)->runTimeText().contains(QStringLiteral("failed")));
+    QCOMPARE(s->cell(0)->editor()->error_line(), 2);  // the failing line is marked in the editor
+    QVERIFY(s->cell(0)->run_time_text().contains(QStringLiteral("failed")));
     // The error stopped "run all": the second cell never ran.
     QVERIFY(!s->doc->cell(1).execution_count.has_value());
     QVERIFY(s->doc->cell(1).outputs.empty());
     QCOMPARE(finished.count(), 1);
-    QCOMPARE(s->cell(1)->promptText(), QStringLiteral("[ ]:"));
+    QCOMPARE(s->cell(1)->prompt_text(), QStringLiteral("[ ]:"));
   }
 
   void interruptStopsABusyLoopAndDropsQueuedCells() {
     auto s = open({{CellType::code, "n = 0\nwhile True:\n    n += 1"}, {CellType::code, "after = 1"}});
     s->view->runAll();
     QVERIFY(waitRunning(*s, 0));
-    QCOMPARE(s->cell(1)->promptText(), QStringLiteral("[*]:"));  // waiting
+    QCOMPARE(s->cell(1)->prompt_text(), QStringLiteral("[*]:"));  // waiting
     QTest::qWait(200);
     QElapsedTimer t;
     t.start();
@@ -171,7 +171,7 @@ class NotebookViewKernelTest : public QObject {
     QVERIFY(error);
     QCOMPARE((*error)["ename"].get<std::string>(), std::string("KeyboardInterrupt"));
     QVERIFY(!s->doc->cell(1).execution_count.has_value());
-    QCOMPARE(s->cell(1)->promptText(), QStringLiteral("[ ]:"));
+    QCOMPARE(s->cell(1)->prompt_text(), QStringLiteral("[ ]:"));
   }
 
   void interruptStopsSleep() {
@@ -212,7 +212,7 @@ class NotebookViewKernelTest : public QObject {
     QVERIFY2(display, s->doc->cell(0).outputs.empty() ? "no outputs" : nlohmann::json(s->doc->cell(0).outputs).dump().substr(0, 2000).c_str());
     QVERIFY((*display)["data"].contains("image/png"));
     s->view->flushOutputs();
-    QVERIFY(s->cell(0)->outputArea()->visibleText().contains(QStringLiteral("[image ")));
+    QVERIFY(s->cell(0)->output_area()->visible_text().contains(QStringLiteral("[image ")));
   }
 
   void runAboveAndBelow() {
@@ -229,15 +229,15 @@ class NotebookViewKernelTest : public QObject {
     QCOMPARE(*s->doc->cell(2).execution_count, *s->doc->cell(1).execution_count + 1);
     s->view->selectCell(2);
     s->key(Qt::Key_Return, Qt::AltModifier);  // run and insert below, editing it
-    QCOMPARE(s->view->cellCount(), 4);
-    QCOMPARE(s->view->activeIndex(), 3);
+    QCOMPARE(s->view->cell_count(), 4);
+    QCOMPARE(s->view->active_index(), 3);
     QCOMPARE(s->view->mode(), EditorMode::Edit);
     QVERIFY(waitIdle(*s));
   }
 
   void outputFloodIsCappedAndTheGuiKeepsRunning() {
     auto s = open({{CellType::code, "for i in range(200000):\n    print('line', i)"}});
-    s->view->setStreamLimits({.max_text_bytes = 20000});
+    s->view->set_stream_limits({.max_text_bytes = 20000});
     QElapsedTimer sinceTick;
     qint64 longestGap = 0;
     QTimer ticker;
@@ -257,7 +257,7 @@ class NotebookViewKernelTest : public QObject {
     QVERIFY2(text.find("output truncated") != std::string::npos, text.substr(text.size() - 200).c_str());
     QVERIFY(text.rfind("line 0\n", 0) == 0);
     s->view->flushOutputs();
-    QVERIFY(s->cell(0)->outputArea()->visibleText().contains(QStringLiteral("output truncated")));
+    QVERIFY(s->cell(0)->output_area()->visible_text().contains(QStringLiteral("output truncated")));
   }
 
   void deletingARunningCellDropsItsOutputs() {
@@ -267,7 +267,7 @@ class NotebookViewKernelTest : public QObject {
     QVERIFY(waitRunning(*s, 0));
     s->key(Qt::Key_D);
     s->key(Qt::Key_D);
-    QCOMPARE(s->view->cellCount(), 1);
+    QCOMPARE(s->view->cell_count(), 1);
     QVERIFY(waitIdle(*s));
     QVERIFY(s->doc->cell(0).outputs.empty());
     QCOMPARE(s->doc->cell(0).source, std::string("keep = 1"));

@@ -75,9 +75,9 @@ TEST_CASE("chords: D,D deletes, I,I interrupts, 0,0 restarts; other keys and tim
   const auto cmd = EditorMode::Command;
   const auto t0 = CommandModeKeymap::Clock::now();
   CHECK(press(keymap, cmd, Qt::Key_D, Qt::NoModifier, t0).outcome == Outcome::Pending);
-  CHECK(keymap.chordPending());
+  CHECK(keymap.chord_pending());
   CHECK(matches(press(keymap, cmd, Qt::Key_D, Qt::NoModifier, t0 + 200ms), CellCommand::DeleteSelected));
-  CHECK_FALSE(keymap.chordPending());
+  CHECK_FALSE(keymap.chord_pending());
 
   CHECK(press(keymap, cmd, Qt::Key_I, Qt::NoModifier, t0).outcome == Outcome::Pending);
   CHECK(matches(press(keymap, cmd, Qt::Key_I, Qt::NoModifier, t0 + 100ms), CellCommand::Interrupt));
@@ -89,7 +89,7 @@ TEST_CASE("chords: D,D deletes, I,I interrupts, 0,0 restarts; other keys and tim
   CHECK(matches(press(keymap, cmd, Qt::Key_A, Qt::NoModifier, t0 + 100ms), CellCommand::InsertAbove));
   // D, (too late) D: the second D starts a new chord instead of deleting.
   CHECK(press(keymap, cmd, Qt::Key_D, Qt::NoModifier, t0).outcome == Outcome::Pending);
-  CHECK(press(keymap, cmd, Qt::Key_D, Qt::NoModifier, t0 + CommandModeKeymap::chordTimeout + 1ms).outcome ==
+  CHECK(press(keymap, cmd, Qt::Key_D, Qt::NoModifier, t0 + CommandModeKeymap::kChordTimeout + 1ms).outcome ==
         Outcome::Pending);
   // I then D: neither interrupt nor delete yet.
   keymap.reset();
@@ -101,22 +101,22 @@ TEST_CASE("chords: D,D deletes, I,I interrupts, 0,0 restarts; other keys and tim
   CHECK(press(keymap, EditorMode::Edit, Qt::Key_D, Qt::NoModifier, t0 + 10ms).outcome == Outcome::NotHandled);
 }
 
-TEST_CASE("wouldHandle answers without consuming chords", "[studio][keymap]") {
+TEST_CASE("would_handle answers without consuming chords", "[studio][keymap]") {
   CommandModeKeymap keymap;
   const auto t0 = CommandModeKeymap::Clock::now();
-  CHECK(keymap.wouldHandle(EditorMode::Command, QKeyCombination(Qt::Key_D), t0));
-  CHECK_FALSE(keymap.chordPending());
-  CHECK_FALSE(keymap.wouldHandle(EditorMode::Edit, QKeyCombination(Qt::Key_D), t0));
-  CHECK(keymap.wouldHandle(EditorMode::Edit, QKeyCombination(Qt::ShiftModifier, Qt::Key_Return), t0));
-  CHECK_FALSE(keymap.wouldHandle(EditorMode::Command, QKeyCombination(Qt::ControlModifier, Qt::Key_S), t0));
+  CHECK(keymap.would_handle(EditorMode::Command, QKeyCombination(Qt::Key_D), t0));
+  CHECK_FALSE(keymap.chord_pending());
+  CHECK_FALSE(keymap.would_handle(EditorMode::Edit, QKeyCombination(Qt::Key_D), t0));
+  CHECK(keymap.would_handle(EditorMode::Edit, QKeyCombination(Qt::ShiftModifier, Qt::Key_Return), t0));
+  CHECK_FALSE(keymap.would_handle(EditorMode::Command, QKeyCombination(Qt::ControlModifier, Qt::Key_S), t0));
 }
 
 TEST_CASE("shortcut texts for menus", "[studio][keymap]") {
   CommandModeKeymap keymap;
-  CHECK(keymap.shortcutText(CellCommand::DeleteSelected) == QStringLiteral("D, D"));
-  CHECK(keymap.shortcutText(CellCommand::RunAndSelectNext) == QStringLiteral("Shift+Enter"));
-  CHECK(keymap.shortcutText(CellCommand::ClearOutputs).isEmpty());
-  CHECK(cellCommandTitle(CellCommand::DeleteSelected) == QStringLiteral("Delete selected cells"));
+  CHECK(keymap.shortcut_text(CellCommand::DeleteSelected) == QStringLiteral("D, D"));
+  CHECK(keymap.shortcut_text(CellCommand::RunAndSelectNext) == QStringLiteral("Shift+Enter"));
+  CHECK(keymap.shortcut_text(CellCommand::ClearOutputs).isEmpty());
+  CHECK(cell_command_title(CellCommand::DeleteSelected) == QStringLiteral("Delete selected cells"));
 }
 
 TEST_CASE("execution queue: one request in flight, FIFO, routing by cell id", "[studio][queue]") {
@@ -125,85 +125,85 @@ TEST_CASE("execution queue: one request in flight, FIFO, routing by cell id", "[
   q.enqueue("a", t0);
   q.enqueue("b", t0);
   q.enqueue("a", t0);  // the same cell twice
-  REQUIRE(q.nextToSubmit() != nullptr);
-  CHECK(q.nextToSubmit()->cellId == "a");
-  q.markSubmitted(11);
-  CHECK(q.nextToSubmit() == nullptr);  // one at a time
-  CHECK_THROWS_AS(q.markSubmitted(12), std::logic_error);
-  CHECK(q.stateOfCell("a") == ExecutionQueue::State::Submitted);
-  CHECK(q.stateOfCell("b") == ExecutionQueue::State::Waiting);
-  CHECK_FALSE(q.stateOfCell("zzz").has_value());
-  CHECK(q.markStarted(11, t0 + 1s) == std::optional<std::string>("a"));
-  CHECK(q.cellFor(11) == std::optional<std::string>("a"));
-  CHECK(q.stateOfCell("a") == ExecutionQueue::State::Running);
+  REQUIRE(q.next_to_submit() != nullptr);
+  CHECK(q.next_to_submit()->cell_id == "a");
+  q.mark_submitted(11);
+  CHECK(q.next_to_submit() == nullptr);  // one at a time
+  CHECK_THROWS_AS(q.mark_submitted(12), std::logic_error);
+  CHECK(q.state_of_cell("a") == ExecutionQueue::State::Submitted);
+  CHECK(q.state_of_cell("b") == ExecutionQueue::State::Waiting);
+  CHECK_FALSE(q.state_of_cell("zzz").has_value());
+  CHECK(q.mark_started(11, t0 + 1s) == std::optional<std::string>("a"));
+  CHECK(q.cell_for(11) == std::optional<std::string>("a"));
+  CHECK(q.state_of_cell("a") == ExecutionQueue::State::Running);
   const auto done = q.finish(11, t0 + 3s);
   REQUIRE(done);
-  CHECK(done->cellId == "a");
-  CHECK(done->runTime.count() == Approx(2.0));
+  CHECK(done->cell_id == "a");
+  CHECK(done->run_time.count() == Approx(2.0));
   CHECK_FALSE(q.finish(11, t0).has_value());  // late duplicate
-  CHECK(q.nextToSubmit()->cellId == "b");
-  q.markSubmitted(12);
-  CHECK_THROWS_AS(q.markSubmitted(12), std::logic_error);
+  CHECK(q.next_to_submit()->cell_id == "b");
+  q.mark_submitted(12);
+  CHECK_THROWS_AS(q.mark_submitted(12), std::logic_error);
   // Aborted before it started: run time zero.
   const auto aborted = q.finish(12, t0 + 5s);
   REQUIRE(aborted);
-  CHECK(aborted->runTime.count() == 0.0);
+  CHECK(aborted->run_time.count() == 0.0);
   CHECK(q.size() == 1);
-  q.dropNextToSubmit();
+  q.drop_next_to_submit();
   CHECK(q.empty());
 }
 
-TEST_CASE("execution queue: dropWaiting keeps the request in flight", "[studio][queue]") {
+TEST_CASE("execution queue: drop_waiting keeps the request in flight", "[studio][queue]") {
   ExecutionQueue q;
   const auto t0 = ExecutionQueue::Clock::now();
   for (const char* id : {"a", "b", "c"}) q.enqueue(id, t0);
-  q.markSubmitted(1);
-  q.markStarted(1, t0);
-  const auto dropped = q.dropWaiting();
+  q.mark_submitted(1);
+  q.mark_started(1, t0);
+  const auto dropped = q.drop_waiting();
   CHECK(dropped == std::vector<std::string>{"b", "c"});
   CHECK(q.size() == 1);
-  REQUIRE(q.inFlight());
-  CHECK(q.inFlight()->cellId == "a");
-  CHECK(q.takeAll().size() == 1);
+  REQUIRE(q.in_flight());
+  CHECK(q.in_flight()->cell_id == "a");
+  CHECK(q.take_all().size() == 1);
   CHECK(q.empty());
-  CHECK_FALSE(q.markStarted(1, t0).has_value());
+  CHECK_FALSE(q.mark_started(1, t0).has_value());
 }
 
 TEST_CASE("run times read like JupyterLab's", "[studio][queue]") {
   using D = std::chrono::duration<double>;
-  CHECK(formatRunTime(D(0.0004)) == "0.4 ms");
-  CHECK(formatRunTime(D(0.012)) == "12 ms");
-  CHECK(formatRunTime(D(0.9999)) == "1.0 s");
-  CHECK(formatRunTime(D(1.24)) == "1.2 s");
-  CHECK(formatRunTime(D(125)) == "2 min 5 s");
-  CHECK(formatRunTime(D(3 * 3600 + 120)) == "3 h 2 min");
-  CHECK(formatRunTime(D(-1)) == "0.0 ms");
+  CHECK(format_run_time(D(0.0004)) == "0.4 ms");
+  CHECK(format_run_time(D(0.012)) == "12 ms");
+  CHECK(format_run_time(D(0.9999)) == "1.0 s");
+  CHECK(format_run_time(D(1.24)) == "1.2 s");
+  CHECK(format_run_time(D(125)) == "2 min 5 s");
+  CHECK(format_run_time(D(3 * 3600 + 120)) == "3 h 2 min");
+  CHECK(format_run_time(D(-1)) == "0.0 ms");
 }
 
 TEST_CASE("ANSI colours become HTML spans; other escapes vanish", "[studio][ansi]") {
-  CHECK(ansiToHtml("\x1b[0;31mZeroDivisionError\x1b[0m: division by zero") ==
+  CHECK(ansi_to_html("\x1b[0;31mZeroDivisionError\x1b[0m: division by zero") ==
         "<span style=\"color:#c91b00\">ZeroDivisionError</span>: division by zero");
-  CHECK(ansiToHtml("a < b & \"c\"") == "a &lt; b &amp; &quot;c&quot;");
-  CHECK(ansiToHtml("\x1b[1;32mok\x1b[22m!\x1b[39m") ==
+  CHECK(ansi_to_html("a < b & \"c\"") == "a &lt; b &amp; &quot;c&quot;");
+  CHECK(ansi_to_html("\x1b[1;32mok\x1b[22m!\x1b[39m") ==
         "<span style=\"color:#00a600;font-weight:bold\">ok</span><span style=\"color:#00a600\">!</span>");
-  CHECK(ansiToHtml("\x1b[38;5;196mx") == "<span style=\"color:#ff0000\">x</span>");
-  CHECK(ansiToHtml("\x1b[38;2;1;2;3mx") == "<span style=\"color:#010203\">x</span>");
-  CHECK(ansiToHtml("\x1b[2K\x1b[1Gline\x1b]0;title\x07 end\x1b") == "line end");
-  CHECK(ansiToHtml("caf\xc3\xa9\n") == "caf\xc3\xa9\n");
+  CHECK(ansi_to_html("\x1b[38;5;196mx") == "<span style=\"color:#ff0000\">x</span>");
+  CHECK(ansi_to_html("\x1b[38;2;1;2;3mx") == "<span style=\"color:#010203\">x</span>");
+  CHECK(ansi_to_html("\x1b[2K\x1b[1Gline\x1b]0;title\x07 end\x1b") == "line end");
+  CHECK(ansi_to_html("caf\xc3\xa9\n") == "caf\xc3\xa9\n");
 }
 
 TEST_CASE("tail edits change only the end of the shown text", "[studio][output]") {
-  auto e = tailEdit(QStringLiteral("epoch 1\n 10%"), QStringLiteral("epoch 1\n 20%|##"));
+  auto e = tail_edit(QStringLiteral("epoch 1\n 10%"), QStringLiteral("epoch 1\n 20%|##"));
   CHECK(e.keep == 9);  // "epoch 1\n " is kept
   CHECK(e.insert == QStringLiteral("20%|##"));
-  e = tailEdit(QStringLiteral("abc"), QStringLiteral("abcdef"));
+  e = tail_edit(QStringLiteral("abc"), QStringLiteral("abcdef"));
   CHECK(e.keep == 3);
   CHECK(e.insert == QStringLiteral("def"));
-  e = tailEdit(QStringLiteral("abcdef"), QStringLiteral("ab"));
+  e = tail_edit(QStringLiteral("abcdef"), QStringLiteral("ab"));
   CHECK(e.keep == 2);
   CHECK(e.insert.isEmpty());
   // Two different emoji share a high surrogate: the edit must not keep half a character.
-  e = tailEdit(QString::fromUtf8("x\xf0\x9f\x98\x80"), QString::fromUtf8("x\xf0\x9f\x98\x81"));
+  e = tail_edit(QString::fromUtf8("x\xf0\x9f\x98\x80"), QString::fromUtf8("x\xf0\x9f\x98\x81"));
   CHECK(e.keep == 1);
 }
 
@@ -214,9 +214,9 @@ TEST_CASE("traceback lines are found for the cell's own label", "[studio][execut
       "  File \"<cell 2>\", line 2, in f\n    1/0",
       "  File \"<cell 3>\", line 7, in g",
       "ZeroDivisionError: division by zero"};
-  CHECK(tracebackLineInCell(tb, "3") == 7);  // the innermost frame in cell 3
-  CHECK(tracebackLineInCell(tb, "2") == 2);
-  CHECK(tracebackLineInCell(tb, "9") == 0);
+  CHECK(traceback_line_in_cell(tb, "3") == 7);  // the innermost frame in cell 3
+  CHECK(traceback_line_in_cell(tb, "2") == 2);
+  CHECK(traceback_line_in_cell(tb, "9") == 0);
 }
 
 TEST_CASE("kernel mime data becomes nbformat outputs", "[studio][execution]") {
@@ -244,26 +244,26 @@ TEST_CASE("kernel mime data becomes nbformat outputs", "[studio][execution]") {
 
 TEST_CASE("collapsed outputs are read and written as JupyterLab does", "[studio][output]") {
   nlohmann::json md = {{"tags", {"x"}}};
-  CHECK_FALSE(outputsHidden(md));
-  md = withOutputsHidden(md, true);
+  CHECK_FALSE(outputs_hidden(md));
+  md = with_outputs_hidden(md, true);
   CHECK(md["collapsed"] == true);
   CHECK(md["jupyter"]["outputs_hidden"] == true);
-  CHECK(outputsHidden(md));
-  md = withOutputsHidden(md, false);
+  CHECK(outputs_hidden(md));
+  md = with_outputs_hidden(md, false);
   CHECK(md == nlohmann::json({{"tags", {"x"}}}));
-  CHECK(outputsHidden(nlohmann::json({{"jupyter", {{"outputs_hidden", true}}}})));
-  CHECK_FALSE(outputsHidden(nlohmann::json::array()));
+  CHECK(outputs_hidden(nlohmann::json({{"jupyter", {{"outputs_hidden", true}}}})));
+  CHECK_FALSE(outputs_hidden(nlohmann::json::array()));
 }
 
 TEST_CASE("Python auto-indent follows blocks", "[studio][editor]") {
-  CHECK(pythonIndentAfter(QStringLiteral("for i in range(3):")) == 4);
-  CHECK(pythonIndentAfter(QStringLiteral("    if x:  # comment")) == 8);
-  CHECK(pythonIndentAfter(QStringLiteral("    x = 1")) == 4);
-  CHECK(pythonIndentAfter(QStringLiteral("        return x")) == 4);
-  CHECK(pythonIndentAfter(QStringLiteral("    pass")) == 0);
-  CHECK(pythonIndentAfter(QStringLiteral("    raise ValueError('x:')")) == 0);
-  CHECK(pythonIndentAfter(QStringLiteral("s = 'a:'")) == 0);              // ':' inside a string
-  CHECK(pythonIndentAfter(QStringLiteral("d = {1: 2}  # ends:")) == 0);   // ':' in a comment
-  CHECK(pythonIndentAfter(QStringLiteral("\tif y:")) == 8);
-  CHECK(pythonIndentAfter(QStringLiteral("returned = 1")) == 0);
+  CHECK(python_indent_after(QStringLiteral("for i in range(3):")) == 4);
+  CHECK(python_indent_after(QStringLiteral("    if x:  # comment")) == 8);
+  CHECK(python_indent_after(QStringLiteral("    x = 1")) == 4);
+  CHECK(python_indent_after(QStringLiteral("        return x")) == 4);
+  CHECK(python_indent_after(QStringLiteral("    pass")) == 0);
+  CHECK(python_indent_after(QStringLiteral("    raise ValueError('x:')")) == 0);
+  CHECK(python_indent_after(QStringLiteral("s = 'a:'")) == 0);             // ':' inside a string
+  CHECK(python_indent_after(QStringLiteral("d = {1: 2}  # ends:")) == 0);  // ':' in a comment
+  CHECK(python_indent_after(QStringLiteral("\tif y:")) == 8);
+  CHECK(python_indent_after(QStringLiteral("returned = 1")) == 0);
 }

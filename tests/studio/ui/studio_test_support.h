@@ -5,7 +5,7 @@
 //   window.new_notebook();
 //   QCOMPARE(answer.answered(), 1);
 //   QString problem = nbformat_validate(path); // empty when /usr/bin/python3's nbformat accepts the file
-//   QVERIFY(wait_until([&] { return !view->isBusy(); }, 20000));
+//   QVERIFY(wait_until([&] { return !view->is_busy(); }, 20000));
 #pragma once
 #include <QObject>
 #include <QString>

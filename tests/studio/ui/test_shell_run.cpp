@@ -41,10 +41,10 @@ class ShellRunTest : public QObject {
     w_->view()->selectCell(0);
   }
   bool wait_idle(int ms = 60000) {
-    return wait_until([&] { return !w_->view()->isBusy() && kernel_->state() == KernelState::idle; }, ms);
+    return wait_until([&] { return !w_->view()->is_busy() && kernel_->state() == KernelState::idle; }, ms);
   }
   bool wait_running(int ms = 20000) {
-    return wait_until([&] { return kernel_->state() == KernelState::busy && w_->view()->isBusy(); }, ms);
+    return wait_until([&] { return kernel_->state() == KernelState::busy && w_->view()->is_busy(); }, ms);
   }
   void trigger(const char* name) {
     QAction* a = w_->action(name);
@@ -80,7 +80,7 @@ class ShellRunTest : public QObject {
     load({"print('hello from a cell')\n1 + 1", "import rustytorch as rt\nrt.ones(2, 3).sum()"});
     trigger("actionRunCell");  // Shift+Enter: run and select the next cell
     QVERIFY(wait_idle());
-    QCOMPARE(w_->view()->activeIndex(), 1);
+    QCOMPARE(w_->view()->active_index(), 1);
     QVERIFY(all_text(outputs(0)).contains("hello from a cell"));
     bool result = false;
     for (const json& o : outputs(0))
@@ -89,7 +89,7 @@ class ShellRunTest : public QObject {
     QVERIFY(doc().cell(0).execution_count.has_value());
     trigger("actionRunInPlace");
     QVERIFY(wait_idle());
-    QCOMPARE(w_->view()->activeIndex(), 1);
+    QCOMPARE(w_->view()->active_index(), 1);
     QVERIFY2(all_text(outputs(1)).contains("tensor(6.)"), qPrintable(all_text(outputs(1))));
     QCOMPARE(*doc().cell(1).execution_count, *doc().cell(0).execution_count + 1);
     QVERIFY(w_->isWindowModified());  // outputs are changes to the notebook
@@ -145,7 +145,7 @@ class ShellRunTest : public QObject {
       trigger("actionRunAll");
       QVERIFY2(wait_running(), c.name);
       QTest::qWait(700);  // well inside the cell
-      QVERIFY2(w_->view()->isBusy(), c.name);
+      QVERIFY2(w_->view()->is_busy(), c.name);
       const double seconds = interrupt_and_time();
       QVERIFY2(seconds >= 0, c.name);
       qInfo("interrupt of %s: idle %.3f s after Kernel > Interrupt", c.name, seconds);

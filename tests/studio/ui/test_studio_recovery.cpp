@@ -45,10 +45,10 @@ int run_child(int argc, char** argv, const QString& notebook) {
   QObject::connect(&session, &StudioSession::ready, &session, [&session] {
     NotebookView* view = session.window().view();
     int code = 0;
-    while (code < view->cellCount() && session.window().document()->cell(code).type != CellType::code) ++code;
+    while (code < view->cell_count() && session.window().document()->cell(code).type != CellType::code) ++code;
     view->selectCell(code);
     view->enterEditMode();
-    CodeEditor* editor = view->cellWidget(code)->editor();
+    CodeEditor* editor = view->cell_widget(code)->editor();
     if (!editor) {
       std::fprintf(stderr, "child: cell %d has no editor\n", code);
       std::exit(3);

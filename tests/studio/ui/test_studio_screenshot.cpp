@@ -50,7 +50,7 @@ class StudioScreenshotTest : public QObject {
     QVERIFY(wait_until([&] { return session.kernel().state() == KernelState::idle; }, 30000));
 
     w.view()->runAll();
-    QVERIFY(wait_until([&] { return !w.view()->isBusy(); }, 180000));
+    QVERIFY(wait_until([&] { return !w.view()->is_busy(); }, 180000));
     NotebookDocument& doc = *w.document();
     bool png = false, table = false;
     for (std::size_t i = 0; i < doc.cell_count(); ++i) {
@@ -71,7 +71,7 @@ class StudioScreenshotTest : public QObject {
     QVERIFY(variables);
     QVERIFY(wait_until([&] { return variables->model().rowCount() >= 8; }, 10000));
     // Show the plot at the end of the notebook.
-    w.view()->selectCell(w.view()->cellCount() - 1);
+    w.view()->selectCell(w.view()->cell_count() - 1);
     w.view()->flushOutputs();
     QTest::qWait(300);
     for (QScrollArea* area : w.view()->findChildren<QScrollArea*>())

@@ -47,7 +47,7 @@ class VariablesPanelTest : public QObject {
     w_->view()->runSelectedInPlace();
   }
   bool wait_idle(int ms = 60000) {
-    return wait_until([&] { return !w_->view()->isBusy() && kernel_->state() == KernelState::idle; }, ms);
+    return wait_until([&] { return !w_->view()->is_busy() && kernel_->state() == KernelState::idle; }, ms);
   }
 
  private slots:
