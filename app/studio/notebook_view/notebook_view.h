@@ -133,7 +133,6 @@ class NotebookView : public QWidget {
   void remove_cell_widgets(std::size_t index, std::size_t count);
   void replace_cell_widget(std::size_t index);
   void on_document_change(const DocumentChange& change);
-  void watch_editor(CellWidget* cell);
   int index_of_cell(const std::string& cell_id) const;
   void refresh_run_state(const std::string& cell_id);
   void schedule_output_flush(const std::string& cell_id);
