@@ -8,8 +8,10 @@
 #                            with the reason; no nvcc.
 #   scripts/test.sh --full   what CI runs (.ci/run): the above, then
 #                              asan   ASan + UBSan over the engine, kernels (on the emulator, each tensor an
-#                                     exact-size allocation), profiler and view models, and the Python
-#                                     suites with the sanitizer runtime preloaded into python3 (build-asan/)
+#                                     exact-size allocation), profiler and view models; the rtorch CLI and
+#                                     the studio's embedded interpreter (kernel, runner, notebook) built
+#                                     with them; the Python suites with the sanitizer runtime preloaded
+#                                     into python3 (build-asan/)
 #                              tsan   ThreadSanitizer over the same libraries' tests: profiler buffers and
 #                                     flush thread, allocators, autograd on several threads, the layout
 #                                     thread (build-tsan/)
@@ -76,8 +78,8 @@ run_ctest() {
 release_build() { scripts/build.sh; }
 release_tests() { run_ctest build; }
 
-# The sanitizer trees build no studio, CLI or benchmarks: the libraries and their tests (and, for ASan, the
-# Python extension). configure_sanitizer_tree DIR SANITIZE CUDA [-DOPTION=...]
+# The sanitizer trees build no studio widgets or benchmarks: the libraries and their tests (and, for ASan, the
+# Python extension, the CLI and the studio's interpreter). configure_sanitizer_tree DIR SANITIZE CUDA [-DOPTION=...]
 configure_sanitizer_tree() {
   local dir=$1 sanitize=$2 cuda=$3
   shift 3
@@ -88,7 +90,8 @@ configure_sanitizer_tree() {
 asan_build() {
   local cuda=OFF
   [[ $has_cuda_headers == 1 ]] && cuda=EMULATED
-  configure_sanitizer_tree build-asan ON "$cuda" -DRT_BUILD_PYTHON=ON -DRT_BUILD_CLI=OFF -DRT_BUILD_STUDIO=OFF &&
+  configure_sanitizer_tree build-asan ON "$cuda" -DRT_BUILD_PYTHON=ON -DRT_BUILD_CLI=ON -DRT_BUILD_STUDIO=ON \
+    -DRT_BUILD_STUDIO_APP=OFF &&
     cmake --build build-asan -j "$jobs"
 }
 # The op check sees exact-size device allocations (PYTORCH_NO_CUDA_MEMORY_CACHING=1: an overrun is an ASan
@@ -99,14 +102,14 @@ asan_tests() {
     LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
     RT_CUDA_EMULATED_WARP_ORDER=last run_ctest build-asan -L 'engine|kernels|cuda|profiler|viz' -E '^python: '
 }
-# The Python suites against the sanitized extension: python3 itself is not instrumented, so the ASan and UBSan
-# runtimes are preloaded into it; leak checking is off (the interpreter keeps its objects until exit). The samples
-# run through the rtorch CLI, which this tree does not build: they run in the release tree.
+# The Python suites against the sanitized extension, and the programs that embed CPython (the rtorch CLI, the
+# studio's kernel and runner): python3 itself is not instrumented, so the ASan and UBSan runtimes are preloaded
+# into it; leak checking is off (the interpreter keeps its objects until exit).
 asan_python_tests() {
   local preload
   preload="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
   LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    PYTORCH_NO_CUDA_MEMORY_CACHING=1 run_ctest build-asan -L python -E 'test_samples'
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 run_ctest build-asan -L 'python|cli|studio'
 }
 
 tsan_build() {
@@ -137,7 +140,7 @@ stage "release tests" release_tests
 if [[ $full == 1 ]]; then
   stage "ASan + UBSan build (build-asan/)" asan_build
   stage "ASan + UBSan tests" asan_tests
-  stage "ASan + UBSan Python tests" asan_python_tests
+  stage "ASan + UBSan Python, CLI and interpreter tests" asan_python_tests
   stage "TSan build (build-tsan/)" tsan_build
   stage "TSan tests" tsan_tests
   stage "nvcc compile and CUDA link (build-nvcc/)" nvcc_compile
