@@ -18,7 +18,6 @@ Tensor view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
   return make_view(base, std::move(sizes), std::move(strides), base.storage_offset() + offset);
 }
 
-
 void conv2d(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias,
             const cpu::ConvGeometry& g, int64_t groups) {
   detail::DeviceGuard guard(out.device().index);

@@ -19,7 +19,6 @@ void scatter_into(const Tensor& out, int64_t dim, const Tensor& index, const Ten
                             detail::stream_of(out.device()));
 }
 
-
 void index_select(const Tensor& out, const Tensor& t, int64_t dim, const Tensor& index) {
   detail::DeviceGuard guard(out.device().index);
   Tensor flag = detail::scratch(out.device(), cuda_kernels::kDeviceErrorFlagBytes);

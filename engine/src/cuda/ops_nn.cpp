@@ -45,7 +45,6 @@ cuda_kernels::TensorArg optional_arg(const Tensor& t) { return t.defined() ? det
 
 Tensor readable(const Tensor& t) { return blas_readable(t) ? t : t.contiguous(); }
 
-
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
   detail::DeviceGuard guard(out.device().index);
   const auto s = detail::stream_of(out.device());

@@ -26,7 +26,6 @@ cuda_kernels::TensorArg expanded(const Tensor& x, const Tensor& out) {
 // An operand on out's device: 0-dim CPU tensors (Python numbers) are copied over.
 Tensor on_device(const Tensor& t, const Tensor& out) { return t.device() == out.device() ? t : t.to(out.device()); }
 
-
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
   detail::DeviceGuard guard(out.device().index);
   const auto s = detail::stream_of(out.device());

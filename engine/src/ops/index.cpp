@@ -1,5 +1,5 @@
 // gather, scatter_add, index_select (with the index_add its backward needs), one_hot.
-// On a GPU the same checks run here and the kernels of engine/src/ops/dispatch_stubs.h do the
+// On a GPU the same checks run here and the device's kernels (dispatch_stubs.h) do the
 // work; they check the index range on the device (the index is never copied to the host).
 #include <algorithm>
 #include <cstring>
@@ -300,7 +300,7 @@ Tensor index_add_into_zeros(const Shape& shape, int64_t dim, const Tensor& idx, 
   Tensor out = zeros_on(shape, source.dtype(), device);
   const Tensor o1 = as_vector(out), s1 = as_vector(source);
   if (!device.is_cpu())
-    launch_checked([&] { dispatch::index_add(o1.device(), o1, dim, idx, s1); }, o1.sizes()[size_t(dim)],
+    launch_checked([&] { dispatch::index_add(device, o1, dim, idx, s1); }, o1.sizes()[size_t(dim)],
                    "index_add into shape " + format_shape(shape) + ", source shape " + format_shape(source.sizes()));
   else
     index_add_cpu(o1, s1, dim, idx);
@@ -325,7 +325,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = make_tensor(index.sizes(), t.dtype(), device);
   const int64_t bound = t1.sizes()[size_t(dim)];
   if (!device.is_cpu()) {
-    launch_checked([&] { dispatch::gather(t1.device(), as_vector(out), t1, dim, idx); }, bound, shapes);
+    launch_checked([&] { dispatch::gather(device, as_vector(out), t1, dim, idx); }, bound, shapes);
   } else {
     check_index_range(idx, bound, "gather", dim, shapes);
     gather_cpu(out, t1, dim, idx);
@@ -362,7 +362,7 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   const Tensor o1 = as_vector(out);
   const int64_t bound = o1.sizes()[size_t(dim)];
   if (!device.is_cpu()) {
-    launch_checked([&] { dispatch::scatter_add(o1.device(), o1, dim, idx, s1); }, bound, shapes);
+    launch_checked([&] { dispatch::scatter_add(device, o1, dim, idx, s1); }, bound, shapes);
   } else {
     check_index_range(idx, bound, "scatter_add", dim, shapes);
     scatter_add_cpu(o1, dim, idx, s1);
@@ -397,7 +397,7 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = make_tensor(out_shape, t.dtype(), device);
   const int64_t bound = t1.sizes()[size_t(dim)];
   if (!device.is_cpu()) {
-    launch_checked([&] { dispatch::index_select(t1.device(), as_vector(out), t1, dim, idx); }, bound, shapes);
+    launch_checked([&] { dispatch::index_select(device, as_vector(out), t1, dim, idx); }, bound, shapes);
   } else {
     check_index_range(idx, bound, "index_select", dim, shapes);
     index_select_cpu(out, t1, dim, idx);
