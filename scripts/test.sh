@@ -140,7 +140,7 @@ stage "release tests" release_tests
 if [[ $full == 1 ]]; then
   stage "ASan + UBSan build (build-asan/)" asan_build
   stage "ASan + UBSan tests" asan_tests
-  stage "ASan + UBSan Python, CLI and interpreter tests" asan_python_tests
+  stage "ASan + UBSan Python, CLI, interpreter tests" asan_python_tests
   stage "TSan build (build-tsan/)" tsan_build
   stage "TSan tests" tsan_tests
   stage "nvcc compile and CUDA link (build-nvcc/)" nvcc_compile
