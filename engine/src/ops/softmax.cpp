@@ -183,18 +183,26 @@ void softmax_backward(const T* y, const T* g, T* gx, const DimLayout& L, bool lo
   });
 }
 
-Tensor softmax_backward_tensor(const Tensor& y, const Tensor& grad, int64_t dim, bool log) {
+// The CPU kernels of dispatch::softmax and dispatch::softmax_backward: x, y and grad contiguous in out's dtype.
+void softmax_cpu(const Tensor& out, const Tensor& x, int64_t dim, bool log) {
+  const DimLayout L(x.sizes(), dim);
+  visit_float(x.dtype(), log ? "log_softmax" : "softmax", [&]<typename T>() {
+    softmax_forward<T>(x.data_ptr<T>(), out.data_ptr<T>(), L, log);
+  });
+}
+void softmax_backward_cpu(const Tensor& gx, const Tensor& y, const Tensor& grad, int64_t dim, bool log) {
   const DimLayout L(y.sizes(), dim);
+  visit_float(y.dtype(), log ? "log_softmax_backward" : "softmax_backward", [&]<typename T>() {
+    softmax_backward<T>(y.data_ptr<T>(), grad.data_ptr<T>(), gx.data_ptr<T>(), L, log);
+  });
+}
+RT_REGISTER_KERNEL(dispatch::softmax, DeviceType::CPU, softmax_cpu);
+RT_REGISTER_KERNEL(dispatch::softmax_backward, DeviceType::CPU, softmax_backward_cpu);
+
+Tensor softmax_backward_tensor(const Tensor& y, const Tensor& grad, int64_t dim, bool log) {
   Tensor gx = make_tensor(y.sizes(), y.dtype(), detail::op_device(log ? "log_softmax_backward" : "softmax_backward", y, grad));
   if (gx.numel() == 0) return gx;
-  if (!gx.is_cpu()) {
-    dispatch::softmax_backward(gx.device(), gx, y.contiguous(), grad.to(y.dtype()).contiguous(), dim, log);
-    return gx;
-  }
-  Tensor yc = dense(y, y.dtype()), gc = dense(grad, y.dtype());
-  visit_float(y.dtype(), log ? "log_softmax_backward" : "softmax_backward", [&]<typename T>() {
-    softmax_backward<T>(yc.data_ptr<T>(), gc.data_ptr<T>(), gx.data_ptr<T>(), L, log);
-  });
+  dispatch::softmax_backward(gx.device(), gx, dense(y, y.dtype()), dense(grad, y.dtype()), dim, log);
   return gx;
 }
 
@@ -202,13 +210,9 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
   OpGuard guard(op, x);
   dim = wrap_dim(dim, x.dim(), op);
-  const DimLayout L(x.sizes(), dim);
   Tensor out = make_tensor(x.sizes(), x.dtype(), x.device());
-  visit_float(x.dtype(), op, [&]<typename T>() {
-    if (out.numel() == 0) return;
-    if (!out.is_cpu()) return dispatch::softmax(out.device(), out, x.contiguous(), dim, log);
-    Tensor xc = dense(x, x.dtype());
-    softmax_forward<T>(xc.data_ptr<T>(), out.data_ptr<T>(), L, log);
+  visit_float(x.dtype(), op, [&]<typename T>() {  // refuses integer dtypes on every device, naming the op
+    if (out.numel() > 0) dispatch::softmax(out.device(), out, dense(x, x.dtype()), dim, log);
   });
   if (autograd::any_requires_grad(x))
     autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {x}, {out},
