@@ -112,7 +112,8 @@ TEST_CASE("the engine's stubs: the CUDA backend registers a kernel for every one
   }
   using Stub = const rt::detail::DispatchStubBase*;
   for (Stub s : {Stub(&rt::dispatch::matmul), Stub(&rt::dispatch::clamp), Stub(&rt::dispatch::where),
-                 Stub(&rt::dispatch::fill), Stub(&rt::dispatch::softmax), Stub(&rt::dispatch::softmax_backward)}) {
+                 Stub(&rt::dispatch::fill), Stub(&rt::dispatch::softmax), Stub(&rt::dispatch::softmax_backward),
+                 Stub(&rt::dispatch::layer_norm), Stub(&rt::dispatch::random_fill)}) {
     INFO(s->name());
     CHECK(s->has_kernel(rt::DeviceType::CPU));  // ops that call their stub on every device
   }

@@ -8,8 +8,8 @@
 // broadcast inputs are expanded to out's shape, 0-dim CPU operands (Python numbers) become scalar
 // kernels, scratch memory comes from the device's caching allocator, and the launch goes to the
 // device's stream. A build without CUDA registers none, and has no GPU tensors to call them with.
-// CPU kernels are registered for matmul, clamp, where, fill, softmax and softmax_backward (those ops
-// call their stub for every device); the other ops still run their CPU loops inline and call the stub off the host, until their
+// CPU kernels are registered for matmul, clamp, where, fill, softmax, softmax_backward, layer_norm and
+// random_fill (those ops call their stub for every device); the other ops still run their CPU loops inline and call the stub off the host, until their
 // CPU kernels move here too. A device without a kernel for a stub gets the stub's DeviceError.
 #pragma once
 #include <cstdint>

@@ -202,6 +202,16 @@ Tensor param_grad(const std::vector<double>& v, const ParamMeta& m) {
   return detail::convert(from_vector(v, m.shape), m.dtype);
 }
 
+// The CPU kernel of dispatch::layer_norm: x, weight and bias contiguous in out's dtype (weight, bias may be undefined).
+void layer_norm_cpu(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x, const Tensor& weight,
+                    const Tensor& bias, int64_t D, double eps) {
+  visit_float(x.dtype(), "layer_norm", [&]<typename T>() {
+    layer_norm_forward<T>(x.data_ptr<T>(), ptr_or_null<T>(weight), ptr_or_null<T>(bias), out.data_ptr<T>(),
+                          mean.data_ptr<double>(), rstd.data_ptr<double>(), mean.numel(), D, eps);
+  });
+}
+RT_REGISTER_KERNEL(dispatch::layer_norm, DeviceType::CPU, layer_norm_cpu);
+
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
@@ -229,10 +239,8 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   const Device dev = detail::op_device("layer_norm", x, weight, bias);
   Tensor out = make_tensor(xs, dt, dev);
   Tensor mean = make_tensor({M}, kFloat64, dev), rstd = make_tensor({M}, kFloat64, dev);
-  visit_float(dt, "layer_norm", [&]<typename T>() {
-    if (!dev.is_cpu()) return dispatch::layer_norm(out.device(), out, mean, rstd, xc, w, b, D, eps);
-    layer_norm_forward<T>(xc.data_ptr<T>(), ptr_or_null<T>(w), ptr_or_null<T>(b), out.data_ptr<T>(),
-                          mean.data_ptr<double>(), rstd.data_ptr<double>(), M, D, eps);
+  visit_float(dt, "layer_norm", [&]<typename T>() {  // refuses integer dtypes on every device
+    dispatch::layer_norm(dev, out, mean, rstd, xc, w, b, D, eps);
   });
   if (autograd::any_requires_grad(x, weight, bias)) {
     const bool need[3] = {x.requires_grad(), weight.defined() && weight.requires_grad(),

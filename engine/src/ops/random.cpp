@@ -83,8 +83,7 @@ void require_floating_dtype(ScalarType dt, const char* op, const char* hint) {
 }
 
 // Fills contiguous t with low + (high - low) * U[0, 1).
-void fill_uniform(const Tensor& t, double low, double high) {
-  if (!t.is_cpu()) return dispatch::random_fill(t.device(), t, false, low, high);
+void fill_uniform_cpu(const Tensor& t, double low, double high) {
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       T* p = static_cast<T*>(t.raw_data());
@@ -100,8 +99,7 @@ void fill_uniform(const Tensor& t, double low, double high) {
 
 // Fills contiguous t with mean + stddev * N(0, 1), Box-Muller on pairs of uniforms (in float
 // for the 16- and 32-bit types, in double for float64).
-void fill_normal(const Tensor& t, double mean, double stddev) {
-  if (!t.is_cpu()) return dispatch::random_fill(t.device(), t, true, mean, stddev);
+void fill_normal_cpu(const Tensor& t, double mean, double stddev) {
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -121,6 +119,16 @@ void fill_normal(const Tensor& t, double mean, double stddev) {
     }
   });
 }
+
+// The CPU kernel of dispatch::random_fill: normal ? N(a, b) : U[a, b), from the default generator's stream.
+void random_fill_cpu(const Tensor& t, bool normal, double a, double b) {
+  if (normal) fill_normal_cpu(t, a, b);
+  else fill_uniform_cpu(t, a, b);
+}
+RT_REGISTER_KERNEL(dispatch::random_fill, DeviceType::CPU, random_fill_cpu);
+
+void fill_uniform(const Tensor& t, double low, double high) { dispatch::random_fill(t.device(), t, false, low, high); }
+void fill_normal(const Tensor& t, double mean, double stddev) { dispatch::random_fill(t.device(), t, true, mean, stddev); }
 
 Tensor finish(Tensor t, const TensorOptions& opts) {
   if (opts.requires_grad) t.requires_grad_();
