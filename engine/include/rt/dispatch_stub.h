@@ -13,7 +13,7 @@
 //   // the op:
 //   scale_stub(out.device(), out, x, 2.0);
 //   // without a kernel for that device it throws rt::DeviceError:
-//   //   "scale has no kernel for cuda:0 (kernels: cpu). Move the tensors with .cpu() for this step ..."
+//   //   "scale has no kernel for cuda:0 (kernels: cpu). Move the tensors to the CPU with .cpu() ..."
 //
 // A call costs one relaxed atomic load and an indirect call; registering is for load time (a
 // backend initialising, a plugin being loaded) and takes a lock. A slot holds one kernel:
