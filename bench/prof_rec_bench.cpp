@@ -21,11 +21,8 @@
 #include "rt/optim/optim.h"
 #include "rt/prof/record_function.h"
 #include "rt/prof/session.h"
+#include "rt/parallel.h"
 #include "rt/rt.h"
-
-namespace rt::cpu {
-void set_num_threads(int n);
-}
 
 namespace {
 
@@ -199,7 +196,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  rt::cpu::set_num_threads(threads);
+  rt::set_num_threads(threads);
   mlp_overhead(per_event_cost());
   return 0;
 }

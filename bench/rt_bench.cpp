@@ -16,12 +16,8 @@
 
 #include "rt/nn/nn.h"
 #include "rt/optim/optim.h"
+#include "rt/parallel.h"
 #include "rt/rt.h"
-
-namespace rt::cpu {
-void set_num_threads(int n);
-int num_threads();
-}  // namespace rt::cpu
 
 namespace {
 
@@ -110,10 +106,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (threads > 0) rt::cpu::set_num_threads(threads);
+  if (threads > 0) rt::set_num_threads(threads);
   if (only.empty())
     for (const auto& [name, _] : workloads) only.push_back(name);
-  std::printf("{\"threads\": %d, \"seconds\": {", rt::cpu::num_threads());
+  std::printf("{\"threads\": %d, \"seconds\": {", rt::get_num_threads());
   for (size_t i = 0; i < only.size(); ++i) {
     auto it = workloads.find(only[i]);
     if (it == workloads.end()) {

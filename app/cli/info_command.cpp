@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "command.h"
-#include "cpu/loops.h"
+#include "rt/parallel.h"
 #include "embedded_python.h"
 #include "install_layout.h"
 #include "optional_parts.h"
@@ -39,7 +39,7 @@ Json build_section() {
 }
 
 Json threads_section() {
-  return {{"engine", rt::cpu::num_threads()},
+  return {{"engine", rt::get_num_threads()},
           {"OpenMP max", omp_get_max_threads()},
           {"OpenBLAS", openblas_get_num_threads()},
           {"CPU cores", std::thread::hardware_concurrency()}};

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cpu/loops.h"
+#include "rt/parallel.h"
 
 namespace rt::cli {
 
@@ -29,7 +29,7 @@ CLI::Validator thread_count_validator() {
 }
 
 void apply_thread_count(int n) {
-  rt::cpu::set_num_threads(n);
+  rt::set_num_threads(n);
   openblas_set_num_threads(n);
   const std::string text = std::to_string(n);
   setenv("OMP_NUM_THREADS", text.c_str(), 1);

@@ -3,7 +3,7 @@
 //   app.add_option("--threads", opts.threads)->check(thread_count_validator());
 //   if (opts.threads > 0) apply_thread_count(opts.threads);
 //
-// apply_thread_count sets the engine's CPU thread count (rt::cpu::set_num_threads, which also sets OpenMP's),
+// apply_thread_count sets the engine's CPU thread count (rt::set_num_threads, which also sets OpenMP's),
 // OpenBLAS's, and OMP_NUM_THREADS / OPENBLAS_NUM_THREADS for child processes (bench runs rt_bench and
 // PyTorch in subprocesses). Call it on the thread that runs Python and the engine (the main thread).
 #pragma once

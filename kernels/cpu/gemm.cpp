@@ -9,7 +9,6 @@
 #include <type_traits>
 
 #include "loops.h"
-#include "rt/cancel.h"
 
 // Note [GEMM threads]
 // libopenblas-openmp sizes its threads from omp_get_max_threads() and runs single-threaded
@@ -89,60 +88,31 @@ void loop_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const
   }
 }
 
-// How BLAS can read a strided [rows, cols] matrix without a copy.
-struct Layout {
-  bool ok = false;
-  bool trans = false;  // stored column-contiguous: pass CblasTrans
-  int64_t ld = 0;
-};
-
-Layout layout_of(const Tensor& t) {
-  const int64_t nd = t.dim();
-  const int64_t rows = t.size(nd - 2), cols = t.size(nd - 1), rs = t.stride(nd - 2), cs = t.stride(nd - 1);
-  const int64_t rmin = std::max<int64_t>(1, rows), cmin = std::max<int64_t>(1, cols);
-  if ((cs == 1 || cols == 1) && (rows == 1 || rs >= cmin)) return {true, false, rows == 1 ? cmin : rs};
-  if ((rs == 1 || rows == 1) && (cols == 1 || cs >= rmin)) return {true, true, cols == 1 ? rmin : cs};
-  return {};
-}
-
-// A dense copy of t in dtype dt; batch dims with stride 0 stay broadcast (not materialised).
-Tensor compact_copy(const Tensor& t, ScalarType dt) {
-  const int64_t nd = t.dim();
-  Shape core = t.sizes();
-  for (int64_t d = 0; d < nd - 2; ++d)
-    if (t.stride(d) == 0) core[size_t(d)] = 1;
-  Tensor src = make_view(t, core, t.strides(), t.storage_offset());
-  Tensor dst = make_tensor(core, dt);
-  copy_kernel(dst, src);
-  Shape st = dst.strides();
-  for (int64_t d = 0; d < nd - 2; ++d)
-    if (t.stride(d) == 0) st[size_t(d)] = 0;
-  return make_view(dst, t.sizes(), st, 0);
-}
-
 // Whether a's batch dims and rows form one row-major run of rows, so the batch folds into m.
-bool folds_into_rows(const Tensor& a, const Layout& la) {
+bool folds_into_rows(const TensorView& a, const MatrixLayout& la) {
   if (la.trans) return false;
-  const int64_t nd = a.dim();
-  int64_t expected = a.size(nd - 2) * la.ld;
-  for (int64_t d = nd - 3; d >= 0; --d) {
-    if (a.size(d) != 1 && a.stride(d) != expected) return false;
-    expected *= a.size(d);
+  const int nd = a.ndim;
+  int64_t expected = a.sizes[nd - 2] * la.ld;
+  for (int d = nd - 3; d >= 0; --d) {
+    if (a.sizes[d] != 1 && a.strides[d] != expected) return false;
+    expected *= a.sizes[d];
   }
   return true;
 }
 
 template <typename T>
-void batched(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
-  Tensor ad = a, bd = b;
-  Layout la = layout_of(a), lb = layout_of(b);
-  if (!la.ok) la = layout_of(ad = compact_copy(a, out.dtype()));
-  if (!lb.ok) lb = layout_of(bd = compact_copy(b, out.dtype()));
-  const int64_t nd = out.dim(), m = out.size(nd - 2), n = out.size(nd - 1), k = a.size(nd - 1);
-  const int64_t nb = numel_of(Shape(out.sizes().begin(), out.sizes().end() - 2));
-  const T* pa = static_cast<const T*>(ad.raw_data());
-  const T* pb = static_cast<const T*>(bd.raw_data());
-  T* pc = static_cast<T*>(out.raw_data());
+void batched(const TensorView& out, const TensorView& a, const TensorView& b, double alpha, double beta,
+             const StopRequest& stop) {
+  const MatrixLayout la = matrix_layout(a), lb = matrix_layout(b);
+  if (!la.ok || !lb.ok)
+    throw ValueError("batched_matmul: an operand's last two dims are neither row- nor column-contiguous; copy it densely first");
+  const int nd = out.ndim;
+  const int64_t m = out.sizes[nd - 2], n = out.sizes[nd - 1], k = a.sizes[nd - 1];
+  int64_t nb = 1;
+  for (int d = 0; d < nd - 2; ++d) nb *= out.sizes[d];
+  const T* pa = a.data_as<const T>();
+  const T* pb = b.data_as<const T>();
+  T* pc = out.data_as<T>();
   auto one = [&](int64_t rows, const T* x, const T* y, T* z) {
     if constexpr (std::is_floating_point_v<T>)
       blas_gemm<T>(la.trans, lb.trans, rows, n, k, T(alpha), x, la.ld, y, lb.ld, T(beta), z, n);
@@ -150,30 +120,25 @@ void batched(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, 
       loop_gemm<T>(la.trans, lb.trans, rows, n, k, T(alpha), x, la.ld, y, lb.ld, T(beta), z, n);
   };
   bool b_shared = true;
-  for (int64_t d = 0; d < nd - 2; ++d) b_shared = b_shared && (bd.stride(d) == 0 || bd.size(d) == 1);
-  if (nb == 1 || (b_shared && folds_into_rows(ad, la))) return one(nb * m, pa, pb, pc);
+  for (int d = 0; d < nd - 2; ++d) b_shared = b_shared && (b.strides[d] == 0 || b.sizes[d] == 1);
+  if (nb == 1 || (b_shared && folds_into_rows(a, la))) return one(nb * m, pa, pb, pc);
 
-  auto offset = [&](const Tensor& t, int64_t i) {
+  auto offset = [&](const TensorView& t, int64_t i) {
     int64_t off = 0;
-    for (int64_t d = nd - 3; d >= 0; --d) {
-      off += (i % t.size(d)) * t.stride(d);
-      i /= t.size(d);
+    for (int d = nd - 3; d >= 0; --d) {
+      off += (i % t.sizes[d]) * t.strides[d];
+      i /= t.sizes[d];
     }
     return off;
   };
-  auto run = [&](int64_t i) { one(m, pa + offset(ad, i), pb + offset(bd, i), pc + i * m * n); };
+  auto run = [&](int64_t i) { one(m, pa + offset(a, i), pb + offset(b, i), pc + i * m * n); };
   const int nt = num_threads();
   if (nt > 1 && !omp_in_parallel() && (nb >= nt || m * n * k <= kSmallGemm)) {
-    const CancelToken cancel = CancelToken::current();  // the workers poll the caller's request
 #pragma omp parallel for schedule(static) num_threads(int(std::min<int64_t>(nt, nb)))
     for (int64_t i = 0; i < nb; ++i)
-      if (!cancel.requested()) run(i);
-    check_cancel();
+      if (!stop.requested()) run(i);
   } else {
-    for (int64_t i = 0; i < nb; ++i) {
-      check_cancel();
-      run(i);
-    }
+    for (int64_t i = 0; i < nb && !stop.requested(); ++i) run(i);
   }
 }
 
@@ -193,30 +158,34 @@ template void gemm<int32_t>(bool, bool, int64_t, int64_t, int64_t, int32_t, cons
 template void gemm<int64_t>(bool, bool, int64_t, int64_t, int64_t, int64_t, const int64_t*, int64_t, const int64_t*, int64_t, int64_t, int64_t*, int64_t);
 template void gemm<uint8_t>(bool, bool, int64_t, int64_t, int64_t, uint8_t, const uint8_t*, int64_t, const uint8_t*, int64_t, uint8_t, uint8_t*, int64_t);
 
-void matmul_into(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
-  const ScalarType dt = out.dtype();
+MatrixLayout matrix_layout(const TensorView& t) {
+  const int nd = t.ndim;
+  const int64_t rows = t.sizes[nd - 2], cols = t.sizes[nd - 1], rs = t.strides[nd - 2], cs = t.strides[nd - 1];
+  const int64_t rmin = std::max<int64_t>(1, rows), cmin = std::max<int64_t>(1, cols);
+  if ((cs == 1 || cols == 1) && (rows == 1 || rs >= cmin)) return {true, false, rows == 1 ? cmin : rs};
+  if ((rs == 1 || rows == 1) && (cols == 1 || cs >= rmin)) return {true, true, cols == 1 ? rmin : cs};
+  return {};
+}
+
+void batched_matmul(const TensorView& out, const TensorView& a, const TensorView& b, double alpha, double beta,
+                    const StopRequest& stop) {
   if (out.numel() == 0) return;
-  if (dt == kFloat16 || dt == kBFloat16) {
-    Tensor o32 = make_tensor(out.sizes(), kFloat32);
-    if (beta != 0.0) copy_kernel(o32, out);
-    matmul_into(o32, compact_copy(a, kFloat32), compact_copy(b, kFloat32), alpha, beta);
-    copy_kernel(out, o32);
-    return;
-  }
-  visit_dtype(dt, [&]<typename T>() {
+  if (a.dtype != out.dtype || b.dtype != out.dtype)
+    throw DTypeError("batched_matmul: operands must have the output's dtype " + std::string(dtype_name(out.dtype)));
+  visit_dtype(out.dtype, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-      throw DTypeError("matmul: dtype is not supported: " + std::string(dtype_name(dt)));
+      throw DTypeError("matmul: dtype is not supported: " + std::string(dtype_name(out.dtype)));
     else
-      batched<T>(out, a, b, alpha, beta);
+      batched<T>(out, a, b, alpha, beta, stop);
   });
 }
 
-void sum_rows_into(const Tensor& out, const Tensor& x) {
-  const int64_t rows = x.size(0), cols = x.size(1);
-  visit_dtype(x.dtype(), [&]<typename T>() {
+void sum_rows(const TensorView& out, const TensorView& x) {
+  const int64_t rows = x.sizes[0], cols = x.sizes[1];
+  visit_dtype(x.dtype, [&]<typename T>() {
     using Acc = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double, int64_t>;
-    const T* px = static_cast<const T*>(x.raw_data());
-    T* po = static_cast<T*>(out.raw_data());
+    const T* px = x.data_as<const T>();
+    T* po = out.data_as<T>();
     constexpr int64_t kBlock = 256;
     const int64_t blocks = (cols + kBlock - 1) / kBlock;
     auto block = [&](int64_t bi) {

@@ -2,36 +2,28 @@
 
 #include <omp.h>
 
-#include "rt/ops/view.h"
+#include <cstring>
 
 namespace rt::cpu {
 
-ElementwiseLoop::ElementwiseLoop(const Tensor& out, std::initializer_list<Tensor> inputs) {
-  init(out, inputs.begin(), inputs.size());
-}
-ElementwiseLoop::ElementwiseLoop(const Tensor& out, const std::vector<Tensor>& inputs) {
-  init(out, inputs.data(), inputs.size());
-}
-
-void ElementwiseLoop::init(const Tensor& out, const Tensor* inputs, size_t n) {
+ElementwiseLoop::ElementwiseLoop(const TensorView& out, const TensorView* inputs, size_t n) {
   nops_ = int(n) + 1;
   if (nops_ > kMaxOperands) throw Error("ElementwiseLoop: too many operands");
-  const Shape& shape = out.sizes();
-  const int nd = int(shape.size());
-  if (nd > 16) throw NotImplementedError("elementwise ops support at most 16 dimensions, got " + std::to_string(nd));
+  const int64_t* shape = out.sizes;
+  const int nd = out.ndim;
   numel_ = out.numel();
   // Per dim, per operand byte strides, with broadcast dims (size 1 or missing) as 0.
   std::vector<std::array<int64_t, kMaxOperands>> st(static_cast<size_t>(nd));
-  auto fill = [&](int k, const Tensor& t) {
-    const int td = int(t.dim());
+  auto fill = [&](int k, const TensorView& t) {
+    const int td = t.ndim;
     const int64_t es = int64_t(t.element_size());
     for (int d = 0; d < nd; ++d) {
       const int tdim = d - (nd - td);
       int64_t s = 0;
-      if (tdim >= 0 && t.sizes()[size_t(tdim)] != 1) s = t.strides()[size_t(tdim)] * es;
+      if (tdim >= 0 && t.sizes[tdim] != 1) s = t.strides[tdim] * es;
       st[size_t(d)][size_t(k)] = s;
     }
-    base_[size_t(k)] = static_cast<char*>(t.raw_data());
+    base_[size_t(k)] = t.data;
   };
   fill(0, out);
   for (size_t i = 0; i < n; ++i) fill(int(i) + 1, inputs[i]);
@@ -39,19 +31,19 @@ void ElementwiseLoop::init(const Tensor& out, const Tensor* inputs, size_t n) {
   shape_.clear();
   strides_.clear();
   for (int d = 0; d < nd; ++d) {
-    if (shape[size_t(d)] == 1) continue;
+    if (shape[d] == 1) continue;
     if (!shape_.empty()) {
       bool merge = true;
       const auto& prev = strides_.back();
       for (int k = 0; k < nops_; ++k)
-        if (prev[size_t(k)] != st[size_t(d)][size_t(k)] * shape[size_t(d)]) merge = false;
+        if (prev[size_t(k)] != st[size_t(d)][size_t(k)] * shape[d]) merge = false;
       if (merge) {
-        shape_.back() *= shape[size_t(d)];
+        shape_.back() *= shape[d];
         strides_.back() = st[size_t(d)];
         continue;
       }
     }
-    shape_.push_back(shape[size_t(d)]);
+    shape_.push_back(shape[d]);
     strides_.push_back(st[size_t(d)]);
   }
   if (shape_.empty() && numel_ == 1) {
@@ -64,9 +56,9 @@ void ElementwiseLoop::init(const Tensor& out, const Tensor* inputs, size_t n) {
   }
 }
 
-void copy_kernel(const Tensor& dst, const Tensor& src) {
+void copy_kernel(const TensorView& dst, const TensorView& src) {
   ElementwiseLoop loop(dst, {src});
-  if (dst.dtype() == src.dtype()) {
+  if (dst.dtype == src.dtype) {
     const size_t es = dst.element_size();
     loop.run([es](char** p, const int64_t* s, int64_t n) {
       if (s[0] == int64_t(es) && s[1] == int64_t(es)) {
@@ -77,8 +69,8 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
     });
     return;
   }
-  visit_dtype(dst.dtype(), [&]<typename D>() {
-    visit_dtype(src.dtype(), [&]<typename S>() {
+  visit_dtype(dst.dtype, [&]<typename D>() {
+    visit_dtype(src.dtype, [&]<typename S>() {
       unary_kernel<S, D>(loop, [](compute_t<S> v) {
         if constexpr (std::is_same_v<D, bool>) return v != compute_t<S>(0);
         else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return float(v);

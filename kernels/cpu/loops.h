@@ -1,8 +1,9 @@
 // kernels/cpu/loops.h — the elementwise iteration every pointwise CPU kernel uses.
 //
-//   Tensor out = make_tensor(shape, kFloat32);
-//   rt::cpu::ElementwiseLoop loop(out, {a, b});      // a, b broadcast to out's shape
+//   rt::cpu::ElementwiseLoop loop(out, {a, b});      // TensorViews; a, b broadcast to out's shape
 //   rt::cpu::binary_kernel<float>(loop, [](float x, float y) { return x + y; });
+//
+// (The engine builds the loop from tensors with rt::cpu_loop(out, {a, b}), engine/src/ops/cpu_view.h.)
 //
 // ElementwiseLoop computes byte strides of every operand (output first) over the output's
 // shape (0 where an input is broadcast), merges dims that are contiguous for all operands,
@@ -16,7 +17,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "rt/tensor.h"
+#include "tensor_view.h"
 
 namespace rt::cpu {
 
@@ -26,8 +27,9 @@ inline constexpr int kMaxOperands = 5;
 class ElementwiseLoop {
  public:
   // `inputs` must each broadcast to out's shape; dtypes may differ (kernels read them as given).
-  ElementwiseLoop(const Tensor& out, std::initializer_list<Tensor> inputs);
-  ElementwiseLoop(const Tensor& out, const std::vector<Tensor>& inputs);
+  ElementwiseLoop(const TensorView& out, std::initializer_list<TensorView> inputs)
+      : ElementwiseLoop(out, inputs.begin(), inputs.size()) {}
+  ElementwiseLoop(const TensorView& out, const TensorView* inputs, size_t n);
 
   int64_t numel() const { return numel_; }
   int num_operands() const { return nops_; }
@@ -43,7 +45,6 @@ class ElementwiseLoop {
   void run_range(int64_t begin, int64_t end, F&& fn) const;
 
  private:
-  void init(const Tensor& out, const Tensor* inputs, size_t n);
   int nops_ = 0;
   int64_t numel_ = 0;
   std::array<char*, kMaxOperands> base_{};
@@ -103,7 +104,7 @@ void ternary_kernel(const ElementwiseLoop& loop, Op op) {
 }
 
 // Copies src into dst (same shape after broadcasting src), converting dtypes.
-void copy_kernel(const Tensor& dst, const Tensor& src);
+void copy_kernel(const TensorView& dst, const TensorView& src);
 
 // Number of OpenMP threads kernels use.
 int num_threads();

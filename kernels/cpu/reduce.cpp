@@ -1,33 +1,14 @@
 #include "reduce.h"
 
 #include <algorithm>
-
-#include "rt/autograd/grad_mode.h"
-#include "rt/ops/view.h"
+#include <string>
+#include <vector>
 
 namespace rt::cpu {
 
-ReducePlan ReducePlan::make(const Tensor& t, const Shape& dims_in, bool keepdim, const char* op) {
-  ReducePlan p = describe(t, dims_in, keepdim, op);
-  const int64_t nd = t.dim();
-  NoGradGuard no_grad;  // layout only; the op records its own backward
-  Tensor x = t.detach();
-  if (nd > 0 && !p.dims.empty()) {
-    Shape perm;
-    for (int64_t d = 0; d < nd; ++d)
-      if (!std::binary_search(p.dims.begin(), p.dims.end(), d)) perm.push_back(d);
-    perm.insert(perm.end(), p.dims.begin(), p.dims.end());
-    bool identity = true;
-    for (int64_t i = 0; i < nd; ++i) identity &= perm[size_t(i)] == i;
-    if (!identity) x = permute(x, perm);
-  }
-  p.input = contiguous(x);
-  return p;
-}
-
-ReducePlan ReducePlan::describe(const Tensor& t, const Shape& dims_in, bool keepdim, const char* op) {
+ReducePlan ReducePlan::describe(const Shape& sizes, const Shape& dims_in, bool keepdim, const char* op) {
   ReducePlan p;
-  const int64_t nd = t.dim();
+  const int64_t nd = int64_t(sizes.size());
   std::vector<bool> reduced(size_t(std::max<int64_t>(nd, 1)), false);
   if (dims_in.empty()) {
     std::fill(reduced.begin(), reduced.end(), true);
@@ -42,13 +23,13 @@ ReducePlan ReducePlan::describe(const Tensor& t, const Shape& dims_in, bool keep
   for (int64_t d = 0; d < nd; ++d) {
     if (reduced[size_t(d)]) {
       p.dims.push_back(d);
-      p.inner *= t.sizes()[size_t(d)];
+      p.inner *= sizes[size_t(d)];
       p.kept_shape.push_back(1);
       if (keepdim) p.out_shape.push_back(1);
     } else {
-      p.outer *= t.sizes()[size_t(d)];
-      p.kept_shape.push_back(t.sizes()[size_t(d)]);
-      p.out_shape.push_back(t.sizes()[size_t(d)]);
+      p.outer *= sizes[size_t(d)];
+      p.kept_shape.push_back(sizes[size_t(d)]);
+      p.out_shape.push_back(sizes[size_t(d)]);
     }
   }
   return p;
@@ -59,5 +40,17 @@ uint32_t ReducePlan::dim_mask() const {
   for (int64_t d : dims) m |= 1u << d;
   return m;
 }
+
+Shape ReducePlan::permutation(int64_t ndim) const {
+  Shape perm;
+  perm.reserve(size_t(ndim));
+  for (int64_t d = 0; d < ndim; ++d)
+    if (!std::binary_search(dims.begin(), dims.end(), d)) perm.push_back(d);
+  for (int64_t d : dims)
+    if (d < ndim) perm.push_back(d);
+  return perm;
+}
+
+TensorView ReducePlan::rows_view(const TensorView& input) const { return input.permuted(permutation(input.ndim)); }
 
 }  // namespace rt::cpu

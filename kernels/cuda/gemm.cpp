@@ -12,12 +12,12 @@
 #include <unordered_map>
 
 #include "cuda/launch.h"
-#include "rt/cuda.h"
 
 namespace rt::cuda_kernels {
 namespace {
 
 std::atomic<bool> g_allow_tf32{false};
+std::atomic<void (*)()> g_release_cached_memory{nullptr};
 
 void check_cublas(cublasStatus_t s, const char* call, const std::string& context) {
   if (s != CUBLAS_STATUS_SUCCESS)
@@ -47,10 +47,11 @@ void* workspace_for(int device, cudaStream_t stream, size_t& bytes) {
     check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "gemm (compute capability)");
     const size_t size = major >= 9 ? size_t(32) << 20 : size_t(4) << 20;
     cudaError_t e = cudaMalloc(&w.first, size);
-    if (e == cudaErrorMemoryAllocation) {  // the caching allocator may hold the memory: return its free blocks, once
+    void (*release)() = g_release_cached_memory.load(std::memory_order_acquire);
+    if (e == cudaErrorMemoryAllocation && release) {  // the caching allocator may hold the memory: free blocks, once
       cudaGetLastError();
       w.first = nullptr;
-      rt::cuda::empty_cache();
+      release();
       e = cudaMalloc(&w.first, size);
     }
     if (e == cudaErrorMemoryAllocation) {
@@ -209,6 +210,8 @@ void run(const TensorArg& c, const TensorArg& a, const TensorArg& b, bool trans_
 }
 
 }  // namespace
+
+void set_release_cached_memory(void (*release)()) { g_release_cached_memory.store(release, std::memory_order_release); }
 
 void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
 bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }

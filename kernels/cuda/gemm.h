@@ -38,6 +38,11 @@ namespace rt::cuda_kernels {
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
+// Called once when cudaMalloc of a stream's cuBLAS workspace runs out of memory, before the one
+// retry: the engine registers its caching allocator's empty_cache (engine/src/cuda/runtime.cpp), so
+// blocks it holds free can serve the workspace. None by default.
+void set_release_cached_memory(void (*release)());
+
 void gemm(const TensorArg& c, const TensorArg& a, const TensorArg& b, bool trans_a, bool trans_b, double alpha,
           double beta, cudaStream_t stream);
 void gemm_batched(const TensorArg& c, const TensorArg& a, const TensorArg& b, bool trans_a, bool trans_b,

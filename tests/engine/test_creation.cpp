@@ -5,7 +5,7 @@
 #include <set>
 
 #include "philox.h"
-#include "cpu/loops.h"
+#include "rt/parallel.h"
 #include "testing.h"
 
 using rt::Shape;
@@ -88,13 +88,13 @@ TEST_CASE("creation: generator reserves counters and reseeds") {
 }
 
 TEST_CASE("creation: random results depend only on the seed and call sequence") {
-  rt::cpu::set_num_threads(1);
+  rt::set_num_threads(1);
   const auto one = draw_all();
-  rt::cpu::set_num_threads(4);
+  rt::set_num_threads(4);
   const auto four = draw_all();
-  rt::cpu::set_num_threads(3);
+  rt::set_num_threads(3);
   const auto three = draw_all();
-  rt::cpu::set_num_threads(0);
+  rt::set_num_threads(0);
   REQUIRE(one.size() == four.size());
   for (size_t k = 0; k < one.size(); ++k) {
     INFO("draw " << k);

@@ -4,7 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "cpu/loops.h"
+#include "cpu/loops.h"  // kParallelGrain
+#include "rt/parallel.h"
 #include "testing.h"
 
 using rt::Tensor;
@@ -537,15 +538,15 @@ TEST_CASE("errors name the op, the operands' shapes and the problem") {
 TEST_CASE("results do not depend on the thread count") {
   Tensor x = rtt::random({5 * rt::cpu::kParallelGrain + 7}, rt::kFloat32, -8, 8, 41);
   Tensor y = rtt::random({5 * rt::cpu::kParallelGrain + 7}, rt::kFloat32, -8, 8, 42);
-  const int before = rt::cpu::num_threads();
+  const int before = rt::get_num_threads();
   auto run = [&] {
     return std::vector<Tensor>{rt::gelu(x, "tanh"), rt::silu(x), rt::maximum(x, y), rt::pow(x.abs(), y), x.lt(y),
                                rt::where(x.gt(y), x, y), rt::clamp(x, -1, 1)};
   };
-  rt::cpu::set_num_threads(1);
+  rt::set_num_threads(1);
   auto one = run();
-  rt::cpu::set_num_threads(3);
+  rt::set_num_threads(3);
   auto three = run();
-  rt::cpu::set_num_threads(before);
+  rt::set_num_threads(before);
   for (size_t i = 0; i < one.size(); ++i) CHECK(rtt::values(one[i]) == rtt::values(three[i]));
 }

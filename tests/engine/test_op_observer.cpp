@@ -121,3 +121,31 @@ TEST_CASE("shape errors carry the module scope") {
     CHECK_THAT(std::string(e.what()), Catch::Contains("mul") && Catch::Contains("in module 'net.fc1'"));
   }
 }
+
+TEST_CASE("CPU kernels run no engine ops: a reduction or product of strided views reports only itself") {
+  const Tensor x = ones({4, 5, 6});
+  const Tensor xt = x.transpose(0, 2);                  // reduced dim not last: the kernel's rows need a copy
+  const Tensor a = ones({3, 5, 16}).slice(2, 0, 16, 2);  // stride 2: BLAS cannot read it in place
+  const Tensor b = ones({7, 8}).t();                     // column-contiguous: read in place
+  const Tensor h = ones({5, 8}, kFloat16);               // float16 runs through float32 buffers
+  const Tensor ht = h.t();
+  OpLog sum_log, matmul_log;
+  add_op_observer(&sum_log);
+  const Tensor s = rt::sum(xt, {1});
+  remove_op_observer(&sum_log);
+  add_op_observer(&matmul_log);
+  const Tensor m = rt::matmul(a, b);
+  const Tensor mh = rt::matmul(h, ht);
+  remove_op_observer(&matmul_log);
+  // Before the kernels took plain views, sum recorded permute and contiguous inside it.
+  REQUIRE(sum_log.ends.size() == 1);
+  CHECK(std::string(sum_log.ends[0].name) == "sum");
+  for (const OpEvent& e : matmul_log.ends) {
+    INFO(e.name << " at depth " << e.depth);
+    for (const char* copy : {"contiguous", "clone", "to", "copy_", "permute"}) CHECK(std::string(e.name) != copy);
+  }
+  CHECK(s.sizes() == Shape{6, 4});
+  CHECK(s.to_vector<float>() == std::vector<float>(24, 5.0f));
+  CHECK(m.to_vector<float>() == std::vector<float>(3 * 5 * 7, 8.0f));
+  CHECK(mh.to_vector<float>() == std::vector<float>(25, 8.0f));
+}

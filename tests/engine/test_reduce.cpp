@@ -4,7 +4,7 @@
 #include <limits>
 #include <numeric>
 
-#include "cpu/loops.h"
+#include "rt/parallel.h"
 #include "testing.h"
 
 using rt::Shape;
@@ -344,13 +344,13 @@ TEST_CASE("reduce: results do not depend on the thread count") {
     }
     return r;
   };
-  rt::cpu::set_num_threads(1);
+  rt::set_num_threads(1);
   const auto one = run();
-  rt::cpu::set_num_threads(4);
+  rt::set_num_threads(4);
   const auto four = run();
-  rt::cpu::set_num_threads(3);
+  rt::set_num_threads(3);
   const auto three = run();
-  rt::cpu::set_num_threads(0);
+  rt::set_num_threads(0);
   for (size_t k = 0; k < one.size(); ++k) {
     INFO("result " << k);
     CHECK(values(one[k]) == values(four[k]));

@@ -1,7 +1,7 @@
 // cat, stack, split, chunk, gather, scatter_add, index_select, one_hot, repeat, tril, triu.
 #include <catch2/catch.hpp>
 
-#include "cpu/loops.h"
+#include "rt/parallel.h"
 #include "testing.h"
 
 using rt::Shape;
@@ -291,12 +291,12 @@ TEST_CASE("scatter_add gives the same bits whatever the thread count") {
   Tensor self = rt::zeros({64, 600});
   Tensor src = random({512, 600}, rt::kFloat32, -1, 1, 23);
   Tensor idx = random_int({512, 600}, 0, 64, 24);
-  const int before = rt::cpu::num_threads();
-  rt::cpu::set_num_threads(1);
+  const int before = rt::get_num_threads();
+  rt::set_num_threads(1);
   Tensor one = self.scatter_add(0, idx, src);
-  rt::cpu::set_num_threads(2);
+  rt::set_num_threads(2);
   Tensor two = self.scatter_add(0, idx, src);
-  rt::cpu::set_num_threads(before);
+  rt::set_num_threads(before);
   CHECK(one.to_vector<float>() == two.to_vector<float>());
 }
 

@@ -37,4 +37,5 @@
 #include "rt/ops/shape.h"
 #include "rt/ops/view.h"
 #include "rt/optim/optim.h"
+#include "rt/parallel.h"
 #include "rt/tensor.h"

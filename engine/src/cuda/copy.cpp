@@ -6,7 +6,7 @@
 // host with the CPU one.
 #include <cuda_runtime.h>
 
-#include "../../kernels/cpu/loops.h"
+#include "ops/cpu_view.h"
 #include "../../kernels/cuda/copy.h"
 #include "../../kernels/cuda/launch.h"
 #include "cuda/backend.h"
@@ -25,7 +25,7 @@ Tensor dense_on_same_device(const Tensor& src, ScalarType dtype) {
   if (src.dtype() == dtype && src.is_contiguous()) return src;
   Tensor out = make_tensor(src.sizes(), dtype, src.device());
   if (src.device().is_cpu()) {
-    cpu::copy_kernel(out, src);
+    cpu::copy_kernel(cpu_view(out), cpu_view(src));
   } else {
     DeviceGuard guard(src.device().index);
     cuda_kernels::copy(arg(out), arg(src), stream_of(src.device()));
@@ -96,7 +96,7 @@ void copy(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
       DeviceGuard guard(sd.index);
       memcpy_bytes(host.raw_data(), device_dense.device_data(), host.nbytes(), cudaMemcpyDeviceToHost, sd, "device-to-host copy");
     }
-    cpu::copy_kernel(dst, host);
+    cpu::copy_kernel(cpu_view(dst), cpu_view(host));
     return;
   }
   // Between two GPUs: dense on the source, peer copy, then lay out on the destination.

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <mutex>
 
-#include "../../kernels/cpu/loops.h"
+#include "ops/cpu_view.h"
 #include "memory/caching_allocator.h"
 #include "cuda/cuda_pinned_source.h"
 #include "cuda/backend.h"
@@ -56,7 +56,7 @@ Tensor pin_memory(const Tensor& tensor) {
                       "; only CPU tensors can be pinned (it is already where a GPU reads it)");
   if (is_pinned(tensor)) return tensor;
   Tensor out = make_tensor(tensor.sizes(), tensor.dtype(), detail::pinned_allocator());
-  cpu::copy_kernel(out, tensor);
+  cpu::copy_kernel(cpu_view(out), cpu_view(tensor));
   return out;
 }
 

@@ -93,6 +93,11 @@ std::pair<size_t, size_t> mem_get_info(int device) {
 }
 
 void set_allow_tf32(bool allow) { cuda_kernels::set_allow_tf32(allow); }
+
+namespace {
+// cuBLAS workspaces (kernels/cuda/gemm.cpp) retry an out-of-memory allocation after this.
+[[maybe_unused]] const bool g_workspace_release_registered = (cuda_kernels::set_release_cached_memory(&empty_cache), true);
+}  // namespace
 bool allow_tf32() { return cuda_kernels::allow_tf32(); }
 
 }  // namespace rt::cuda

@@ -5,7 +5,7 @@
 #include "dispatch_stubs.h"
 #include "device_copy.h"
 #include "op_device.h"
-#include "../../kernels/cpu/loops.h"
+#include "ops/cpu_view.h"
 #include "inplace.h"
 #include "rt/autograd/node.h"
 #include "rt/op_observer.h"
@@ -78,7 +78,7 @@ void arith_into(Arith kind, const Tensor& out, const Tensor& a, const Tensor& b,
       a.is_contiguous() && b.is_contiguous() && out.is_contiguous()) {
     visit_dtype(dt, [&]<typename T>() {
       if constexpr (std::is_same_v<T, bool>) {
-        cpu::ElementwiseLoop loop(out, {a, b});
+        cpu::ElementwiseLoop loop = cpu_loop(out, {a, b});
         cpu::binary_kernel<bool>(loop, [kind](bool x, bool y) { return kind == Arith::Mul ? (x && y) : (x || y); });
       } else {
         flat_kernel<T>(kind, static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data()),
@@ -88,7 +88,7 @@ void arith_into(Arith kind, const Tensor& out, const Tensor& a, const Tensor& b,
     return;
   }
   Tensor ac = detail::convert(a, dt), bc = detail::convert(b, dt);
-  cpu::ElementwiseLoop loop(out, {ac, bc});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {ac, bc});
   visit_dtype(dt, [&]<typename T>() {
     using C = compute_t<T>;
     if constexpr (std::is_same_v<T, bool>) {
@@ -209,7 +209,7 @@ Tensor neg(const Tensor& a) {
   if (!out.is_cpu()) {
     dispatch::unary(out.device(), dispatch::UnaryOp::Neg, out, a, {});
   } else {
-    cpu::ElementwiseLoop loop(out, {a});
+    cpu::ElementwiseLoop loop = cpu_loop(out, {a});
     visit_dtype(a.dtype(), [&]<typename T>() {
       if constexpr (!std::is_same_v<T, bool>) cpu::unary_kernel<T>(loop, [](compute_t<T> x) { return -x; });
     });
@@ -240,7 +240,7 @@ Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
 namespace {
 // The CPU kernel of dispatch::fill.
 void fill_cpu(const Tensor& self, const Scalar& value) {
-  cpu::ElementwiseLoop loop(self, std::vector<Tensor>{});
+  cpu::ElementwiseLoop loop = cpu_loop(self, std::vector<Tensor>{});
   visit_dtype(self.dtype(), [&]<typename T>() {
     const T v = value.to<T>();
     loop.run([v](char** p, const int64_t* s, int64_t n) {
@@ -291,7 +291,7 @@ Tensor& ternary_update(Tensor& self, const Tensor& b, const Tensor& c, const cha
     return self;
   }
   Tensor bc = detail::convert(b, self.dtype()), cc = detail::convert(c, self.dtype());
-  cpu::ElementwiseLoop loop(self, {self, bc, cc});
+  cpu::ElementwiseLoop loop = cpu_loop(self, {self, bc, cc});
   visit_dtype(self.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>)
       cpu::ternary_kernel<T, T, T, T>(loop, [&f](compute_t<T> x, compute_t<T> y, compute_t<T> z) { return f(x, y, z); });

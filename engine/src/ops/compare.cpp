@@ -28,7 +28,7 @@ Tensor compare(Cmp kind, const char* name, const Tensor& a, const Tensor& b) {
     return out;
   }
   const Tensor ac = convert(a, dt), bc = convert(b, dt);  // the loop keeps raw pointers into them
-  cpu::ElementwiseLoop loop(out, {ac, bc});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {ac, bc});
   visit_dtype(dt, [&]<typename T>() {
     using C = compute_t<T>;
     switch (kind) {
@@ -55,7 +55,7 @@ Tensor logical(Logic kind, const char* name, const Tensor& a, const Tensor& b) {
     return out;
   }
   const Tensor ac = convert(a, kBool), bc = convert(b, kBool);
-  cpu::ElementwiseLoop loop(out, {ac, bc});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {ac, bc});
   switch (kind) {
     case Logic::And: cpu::binary_kernel<bool>(loop, [](bool x, bool y) { return x && y; }); break;
     case Logic::Or: cpu::binary_kernel<bool>(loop, [](bool x, bool y) { return x || y; }); break;
@@ -74,7 +74,7 @@ template <typename T>
 // out = (mask == fill_when) ? value : x, with x and mask broadcast to out's shape.
 template <typename T>
 void masked_select_kernel(const Tensor& out, const Tensor& x, const Tensor& mask, T value, bool fill_when) {
-  cpu::ElementwiseLoop loop(out, {x, mask});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {x, mask});
   loop.run([value, fill_when](char** p, const int64_t* s, int64_t n) {
     if (s[0] == int64_t(sizeof(T)) && s[1] == int64_t(sizeof(T)) && s[2] == 1) {
       T* o = reinterpret_cast<T*>(p[0]);
@@ -95,7 +95,7 @@ void masked_select_kernel(const Tensor& out, const Tensor& x, const Tensor& mask
 // out = cond ? a : b, all broadcast to out's shape, a and b in out's dtype.
 template <typename T>
 void where_kernel(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
-  cpu::ElementwiseLoop loop(out, {cond, a, b});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {cond, a, b});
   constexpr int64_t sz = sizeof(T);
   loop.run([](char** p, const int64_t* s, int64_t n) {
     if (s[0] == sz && s[1] == 1 && s[2] == sz && s[3] == sz) {
@@ -169,7 +169,7 @@ Tensor logical_not(const Tensor& a) {
     dispatch::unary(out.device(), dispatch::UnaryOp::LogicalNot, out, a, {});
     return out;
   }
-  cpu::ElementwiseLoop loop(out, {a});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   visit_dtype(a.dtype(), [&]<typename T>() {
     cpu::unary_kernel<T, bool>(loop, [](compute_t<T> x) { return x == compute_t<T>(0); });
   });
@@ -184,7 +184,7 @@ Tensor isnan(const Tensor& a) {
     dispatch::unary(out.device(), dispatch::UnaryOp::IsNan, out, a, {});
     return out;
   }
-  cpu::ElementwiseLoop loop(out, {a});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   detail::visit_float(a.dtype(), [&]<typename T>() {
     cpu::unary_kernel<T, bool>(loop, [](compute_t<T> x) { return x != x; });
   });
@@ -199,7 +199,7 @@ Tensor isinf(const Tensor& a) {
     dispatch::unary(out.device(), dispatch::UnaryOp::IsInf, out, a, {});
     return out;
   }
-  cpu::ElementwiseLoop loop(out, {a});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   detail::visit_float(a.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
     cpu::unary_kernel<T, bool>(loop, [](C x) { return std::fabs(x) == std::numeric_limits<C>::infinity(); });

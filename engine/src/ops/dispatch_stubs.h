@@ -16,7 +16,7 @@
 #include <optional>
 #include <span>
 
-#include "../../kernels/cpu/im2col.h"
+#include "cpu/im2col.h"
 #include "../../kernels/cuda/binary.h"
 #include "../../kernels/cuda/cross_entropy.h"
 #include "../../kernels/cuda/optimizer_step.h"
@@ -73,7 +73,7 @@ using ReduceWithIndicesKernel = void(bool is_max, const Tensor& values, const Te
                          int64_t dim);
 extern DispatchStub<ReduceWithIndicesKernel> reduce_with_indices;
 
-// out = alpha * a @ b + beta * out, as cpu::matmul_into (kernels/cpu/gemm.h): a [..., m, k],
+// out = alpha * a @ b + beta * out, as kernels/cpu/gemm.h's batched_matmul: a [..., m, k],
 // b [..., k, n], out contiguous [..., m, n], batch dims equal out's (stride 0 broadcasts).
 // Through cuBLAS; operands cuBLAS cannot read in place are made contiguous first.
 using MatmulKernel = void(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta);

@@ -3,7 +3,7 @@
 
 #include "dispatch_stubs.h"
 #include "op_device.h"
-#include "../../kernels/cpu/loops.h"
+#include "ops/cpu_view.h"
 #include "inplace.h"
 #include "nn_rows.h"
 #include "rt/autograd/node.h"
@@ -135,7 +135,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   Tensor mask = make_tensor(x.sizes(), kBool);
   Tensor out = make_tensor(x.sizes(), x.dtype());
   const double keep = 1.0 - p, scale = 1.0 / keep;
-  cpu::ElementwiseLoop loop(out, {x, u, mask});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {x, u, mask});
   visit_dtype(x.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
     if constexpr (std::is_floating_point_v<C>) {
@@ -159,7 +159,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
     autograd::record("NativeDropoutBackward0", {x}, {out}, [scale, sm = SavedTensor(mask)](const TensorList& g) {
       Tensor m = sm.unpack();
       Tensor gx = make_tensor(m.sizes(), g[0].dtype());
-      cpu::ElementwiseLoop loop(gx, {g[0], m});
+      cpu::ElementwiseLoop loop = cpu_loop(gx, {g[0], m});
       visit_dtype(gx.dtype(), [&]<typename T>() {
         using C = compute_t<T>;
         if constexpr (std::is_floating_point_v<C>) {

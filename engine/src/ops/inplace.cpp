@@ -9,7 +9,7 @@
 #include "device_copy.h"
 #include "inplace.h"
 
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "../autograd/autograd_meta.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/ops/view.h"

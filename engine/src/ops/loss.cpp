@@ -7,7 +7,7 @@
 #include "composed.h"
 #include "dispatch_stubs.h"
 #include "op_device.h"
-#include "../../kernels/cpu/loops.h"
+#include "ops/cpu_view.h"
 #include "inplace.h"
 #include "nn_rows.h"
 #include "pointwise.h"
@@ -295,7 +295,7 @@ inline C log_sigmoid(C x) { return std::min(x, C(0)) - std::log1p(detail::vexp(-
 template <typename F>
 Tensor bce_map(ScalarType dt, const Shape& shape, const Tensor& x, const Tensor& t, const Tensor& a, const Tensor& b, F f) {
   Tensor out = make_tensor(shape, dt);
-  cpu::ElementwiseLoop loop(out, {x, t, a, b});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {x, t, a, b});
   visit_float(dt, "binary_cross_entropy_with_logits", "input", [&]<typename T>() {
     using C = compute_t<T>;
     loop.run([&](char** p, const int64_t* s, int64_t n) {
@@ -381,7 +381,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   Tensor x = detail::convert(input.detach(), dt), t = detail::convert(target.detach(), dt);
   if (!detail::op_device("mse_loss", x, t).is_cpu()) return mse_loss_cuda(input, target, x, t, red);
   Tensor el = make_tensor(shape, dt);
-  cpu::ElementwiseLoop loop(el, {x, t});
+  cpu::ElementwiseLoop loop = cpu_loop(el, {x, t});
   visit_float(dt, "mse_loss", "input", [&]<typename T>() {
     cpu::binary_kernel<T>(loop, [](compute_t<T> a, compute_t<T> b) { return (a - b) * (a - b); });
   });
@@ -393,7 +393,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
                        Tensor gs = dense(per_element_grad(g[0], red, numel_of(shape)), dt);
                        Tensor xv = sx.unpack(), tv = st.unpack();
                        Tensor gx = make_tensor(shape, dt);
-                       cpu::ElementwiseLoop loop(gx, {xv, tv, gs});
+                       cpu::ElementwiseLoop loop = cpu_loop(gx, {xv, tv, gs});
                        visit_float(dt, "mse_loss_backward", "gradient", [&]<typename T>() {
                          cpu::ternary_kernel<T, T, T, T>(loop, [](auto a, auto b, auto gv) { return 2 * (a - b) * gv; });
                        });

@@ -1,8 +1,8 @@
 // matmul, mm, bmm, addmm, linear: shape checks here, products through dispatch::matmul: on the CPU
-// cpu::matmul_into (OpenBLAS), on a GPU cuBLAS (engine/src/cuda/ops_nn.cpp).
+// cpu_matmul.cpp (OpenBLAS), on a GPU cuBLAS (engine/src/cuda/ops_nn.cpp).
 #include "../amp/autocast_policy.h"
-#include "../../kernels/cpu/gemm.h"
-#include "../../kernels/cpu/loops.h"
+#include "cpu/gemm.h"
+#include "ops/cpu_view.h"
 #include "dispatch_stubs.h"
 #include "device_copy.h"
 #include "op_device.h"
@@ -41,9 +41,6 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
   check_dtypes(op, {a, b}, names);
   detail::op_device(op, a, b);
 }
-
-// The CPU kernel of dispatch::matmul is kernels/cpu/gemm.h's (OpenBLAS).
-RT_REGISTER_KERNEL(dispatch::matmul, DeviceType::CPU, cpu::matmul_into);
 
 void matmul_into(const Tensor& out, const Tensor& a, const Tensor& b, double alpha = 1.0, double beta = 0.0) {
   dispatch::matmul(out.device(), out, a, b, alpha, beta);
@@ -301,7 +298,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
                } else {
                  Tensor gc = contiguous(g2);
                  grads[2] = make_tensor({out_f}, gc.dtype());
-                 cpu::sum_rows_into(grads[2], gc);
+                 cpu::sum_rows(cpu_view(grads[2]), cpu_view(gc));
                }
              }
              return grads;

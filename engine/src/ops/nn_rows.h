@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "inplace.h"
 #include "rt/error.h"
 

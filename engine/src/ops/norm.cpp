@@ -5,7 +5,7 @@
 #include "dispatch_stubs.h"
 #include "op_device.h"
 #include "device_copy.h"
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "inplace.h"
 #include "nn_rows.h"
 #include "rt/autograd/grad_mode.h"

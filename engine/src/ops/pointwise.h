@@ -9,7 +9,7 @@
 #include <optional>
 #include <type_traits>
 
-#include "../../kernels/cpu/loops.h"
+#include "ops/cpu_view.h"
 #include "dispatch_stubs.h"
 #include "inplace.h"
 #include "op_device.h"
@@ -188,7 +188,7 @@ Tensor map_float(const Tensor& a, Op op, std::optional<DeviceUnary> on_device = 
     dispatch::unary(out.device(), on_device->op, out, a, on_device->params);
     return out;
   }
-  cpu::ElementwiseLoop loop(out, {a});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   if (is_floating(in)) {
     visit_float(in, [&]<typename T>() { cpu::unary_kernel<T>(loop, op); });
   } else {
@@ -208,7 +208,7 @@ Tensor map_same(const Tensor& a, Op op, std::optional<DeviceUnary> on_device = s
     dispatch::unary(out.device(), on_device->op, out, a, on_device->params);
     return out;
   }
-  cpu::ElementwiseLoop loop(out, {a});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   visit_dtype(a.dtype(), [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>) cpu::unary_kernel<T>(loop, op);
   });
@@ -228,7 +228,7 @@ Tensor map_grad(const char* name, const Tensor& grad, const Tensor& saved, Op op
     return out;
   }
   Tensor g = convert(grad, dt);
-  cpu::ElementwiseLoop loop(out, {g, saved});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {g, saved});
   visit_float(dt, [&]<typename T>() { cpu::binary_kernel<T>(loop, op); });
   return out;
 }
@@ -239,7 +239,7 @@ Tensor map_grad3(const char* name, ScalarType dt, const Tensor& grad, const Tens
   OpGuard guard(name, grad, s1, s2);
   Tensor g = convert(grad, dt), a = convert(s1, dt), b = convert(s2, dt);
   Tensor out = make_tensor(grad.sizes(), dt);
-  cpu::ElementwiseLoop loop(out, {g, a, b});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {g, a, b});
   visit_float(dt, [&]<typename T>() { cpu::ternary_kernel<T, T, T, T>(loop, op); });
   return out;
 }

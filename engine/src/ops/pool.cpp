@@ -8,7 +8,7 @@
 
 #include "dispatch_stubs.h"
 #include "device_copy.h"
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "rt/autograd/node.h"
 #include "rt/op_observer.h"
 #include "rt/ops/linalg.h"

@@ -54,7 +54,7 @@ ScalarType pow_scalar_dtype(const Tensor& a, const Scalar& e, const char* op) {
 // out = a ** e with a already in out's dtype. Common exponents avoid std::pow, as in PyTorch.
 void pow_scalar_into(const Tensor& out, const Tensor& a, const Scalar& e) {
   if (!out.is_cpu()) return dispatch::binary_scalar(out.device(), dispatch::BinaryOp::Pow, out, a, e);
-  cpu::ElementwiseLoop loop(out, {a});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
     if constexpr (std::is_same_v<T, bool>) {
@@ -81,7 +81,7 @@ void pow_scalar_into(const Tensor& out, const Tensor& a, const Scalar& e) {
 // out = a ** e elementwise, both already in out's dtype and broadcast to its shape.
 void pow_tensor_into(const Tensor& out, const Tensor& a, const Tensor& e) {
   if (!out.is_cpu()) return dispatch::binary(out.device(), dispatch::BinaryOp::Pow, out, a, e, 1.0);
-  cpu::ElementwiseLoop loop(out, {a, e});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {a, e});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
     if constexpr (std::is_same_v<T, bool>) return;
@@ -126,7 +126,7 @@ ScalarType clamp_dtype(const Tensor& a, const std::optional<Scalar>& lo, const s
 
 // The CPU kernel of dispatch::clamp.
 void clamp_cpu(const Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  cpu::ElementwiseLoop loop(out, {a});
+  cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   visit_dtype(out.dtype(), [&]<typename T>() {
     using C = compute_t<T>;
     auto bound = [](const Scalar& s) { return is_float_v<T> ? C(s.to_double()) : C(s.to<T>()); };
@@ -167,7 +167,7 @@ Tensor extremum(bool is_max, const Tensor& a, const Tensor& b) {
   if (!out.is_cpu()) {
     dispatch::binary(out.device(), is_max ? dispatch::BinaryOp::Maximum : dispatch::BinaryOp::Minimum, out, ac, bc, 1.0);
   } else {
-    cpu::ElementwiseLoop loop(out, {ac, bc});
+    cpu::ElementwiseLoop loop = cpu_loop(out, {ac, bc});
     visit_dtype(dt, [&]<typename T>() {
       using C = compute_t<T>;
       if constexpr (is_float_v<T>) {  // NaN in either operand propagates

@@ -10,7 +10,7 @@
 
 #include "dispatch_stubs.h"
 #include "device_copy.h"
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "../philox.h"
 #include "inplace.h"
 #include "rt/autograd/node.h"

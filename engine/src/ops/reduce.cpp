@@ -72,7 +72,7 @@ Tensor all_any(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const 
   if (!t.is_cpu())
     return detail::cuda_reduce(Any ? dispatch::ReduceOp::Any : dispatch::ReduceOp::All, t, dims_of(dim), keepdim,
                                kBool, op).first;
-  auto plan = cpu::ReducePlan::make(t, dims_of(dim), keepdim, op);
+  auto plan = detail::ReducePlan::make(t, dims_of(dim), keepdim, op);
   Tensor out = make_tensor(plan.out_shape, kBool);
   bool* o = out.data_ptr<bool>();
   const int64_t inner = plan.inner;
@@ -91,7 +91,7 @@ Tensor all_any(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const 
   return out;
 }
 
-void mean_rows(const cpu::ReducePlan& plan, const Tensor& out) {
+void mean_rows(const detail::ReducePlan& plan, const Tensor& out) {
   const int64_t inner = plan.inner;
   visit_dtype(out.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
@@ -119,9 +119,10 @@ Tensor mean(const Tensor& t, const Shape& dims, bool keepdim) {
   if (!t.is_cpu()) {
     std::tie(out, plan) = detail::cuda_reduce(dispatch::ReduceOp::Mean, t, dims, keepdim, t.dtype(), "mean");
   } else {
-    plan = cpu::ReducePlan::make(t, dims, keepdim, "mean");
-    out = make_tensor(plan.out_shape, t.dtype());
-    mean_rows(plan, out);
+    detail::ReducePlan rows = detail::ReducePlan::make(t, dims, keepdim, "mean");
+    out = make_tensor(rows.out_shape, t.dtype());
+    mean_rows(rows, out);
+    plan = rows;
   }
   const int64_t inner = plan.inner;
   if (autograd::any_requires_grad(t))
@@ -147,7 +148,7 @@ Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
              });
     return out;
   }
-  auto plan = cpu::ReducePlan::make(t, dims, keepdim, "prod");
+  auto plan = detail::ReducePlan::make(t, dims, keepdim, "prod");
   Tensor out = make_tensor(plan.out_shape, out_dtype);
   const int64_t inner = plan.inner;
   visit_dtype(t.dtype(), [&]<typename T>() {

@@ -1,5 +1,5 @@
 // cuda_reduce: a reduction of a tensor on its GPU, with the CPU reductions' shapes and checks
-// (cpu::ReducePlan::describe, no copy) and the kernel of kernels/cuda/reduce.h.
+// (detail::ReducePlan::describe, no copy) and the kernel of kernels/cuda/reduce.h.
 //
 //   if (!t.is_cpu()) {
 //     auto [out, plan] = detail::cuda_reduce(dispatch::ReduceOp::Sum, t, dims, keepdim, kFloat32, "sum");
@@ -8,7 +8,7 @@
 #pragma once
 #include <utility>
 
-#include "../../kernels/cpu/reduce.h"
+#include "ops/reduce_plan.h"
 #include "dispatch_stubs.h"
 
 namespace rt::detail {
@@ -16,7 +16,7 @@ namespace rt::detail {
 inline std::pair<Tensor, cpu::ReducePlan> cuda_reduce(dispatch::ReduceOp op, const Tensor& t, const Shape& dims,
                                                       bool keepdim, ScalarType out_dtype, const char* name,
                                                       int64_t correction = 0) {
-  cpu::ReducePlan plan = cpu::ReducePlan::describe(t, dims, keepdim, name);
+  cpu::ReducePlan plan = ReducePlan::describe(t, dims, keepdim, name);
   Tensor out = make_tensor(plan.out_shape, out_dtype, t.device());
   dispatch::reduce(out.device(), op, out, t, plan.dim_mask(), correction);
   return {out, std::move(plan)};

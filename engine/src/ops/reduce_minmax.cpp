@@ -32,7 +32,7 @@ bool better(C a, C b) {
 // Per row of the plan: the extreme value (into `values`, of the input dtype) and/or its
 // first index (into `indices`, int64). Either output may be undefined.
 template <bool IsMax>
-void extreme_rows(const cpu::ReducePlan& plan, ScalarType dtype, const Tensor& values, const Tensor& indices) {
+void extreme_rows(const detail::ReducePlan& plan, ScalarType dtype, const Tensor& values, const Tensor& indices) {
   const int64_t inner = plan.inner;
   int64_t* idx = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
   visit_dtype(dtype, [&]<typename T>() {
@@ -86,7 +86,7 @@ Tensor evenly_distribute(const Tensor& x, const Shape& dims, const Tensor& resul
 // one-hot mask built from arange (composed of ops).
 template <bool IsMax>
 std::pair<Tensor, Tensor> extreme_dim_cuda(const Tensor& t, int64_t dim, bool keepdim, const char* op, const char* node) {
-  const cpu::ReducePlan plan = cpu::ReducePlan::describe(t, {dim}, keepdim, op);
+  const cpu::ReducePlan plan = detail::ReducePlan::describe(t, {dim}, keepdim, op);
   detail::require_nonempty(t, plan, op);
   const int64_t d = plan.dims.empty() ? 0 : plan.dims[0];
   Tensor values = make_tensor(plan.out_shape, t.dtype(), t.device());
@@ -113,7 +113,7 @@ template <bool IsMax>
 std::pair<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim, const char* op, const char* node) {
   OpGuard guard(op, t);
   if (!t.is_cpu()) return extreme_dim_cuda<IsMax>(t, dim, keepdim, op, node);
-  auto plan = cpu::ReducePlan::make(t, {dim}, keepdim, op);
+  auto plan = detail::ReducePlan::make(t, {dim}, keepdim, op);
   detail::require_nonempty(t, plan, op);
   Tensor values = make_tensor(plan.out_shape, t.dtype());
   Tensor indices = make_tensor(plan.out_shape, kInt64);
@@ -133,7 +133,7 @@ std::pair<Tensor, Tensor> extreme_dim(const Tensor& t, int64_t dim, bool keepdim
 // The same on a GPU, the gradient composed of ops (eq, isnan, sum) instead of a row loop.
 template <bool IsMax>
 Tensor extreme_dims_cuda(const Tensor& t, const Shape& dims, bool keepdim, const char* op, const char* node) {
-  detail::require_nonempty(t, cpu::ReducePlan::describe(t, dims, keepdim, op), op);
+  detail::require_nonempty(t, detail::ReducePlan::describe(t, dims, keepdim, op), op);
   auto [out, plan] = detail::cuda_reduce(IsMax ? dispatch::ReduceOp::Max : dispatch::ReduceOp::Min, t, dims, keepdim,
                                          t.dtype(), op);
   if (autograd::any_requires_grad(t))
@@ -151,7 +151,7 @@ template <bool IsMax>
 Tensor extreme_dims(const Tensor& t, const Shape& dims, bool keepdim, const char* op, const char* node) {
   OpGuard guard(op, t);
   if (!t.is_cpu()) return extreme_dims_cuda<IsMax>(t, dims, keepdim, op, node);
-  auto plan = cpu::ReducePlan::make(t, dims, keepdim, op);
+  auto plan = detail::ReducePlan::make(t, dims, keepdim, op);
   detail::require_nonempty(t, plan, op);
   Tensor out = make_tensor(plan.out_shape, t.dtype());
   extreme_rows<IsMax>(plan, t.dtype(), out, Tensor());
@@ -167,11 +167,11 @@ Tensor arg_extreme(const Tensor& t, std::optional<int64_t> dim, bool keepdim, co
   OpGuard guard(op, t);
   if (!t.is_cpu()) {
     const Shape dims = dim ? Shape{*dim} : Shape{};
-    detail::require_nonempty(t, cpu::ReducePlan::describe(t, dims, keepdim, op), op);
+    detail::require_nonempty(t, detail::ReducePlan::describe(t, dims, keepdim, op), op);
     return detail::cuda_reduce(IsMax ? dispatch::ReduceOp::ArgMax : dispatch::ReduceOp::ArgMin, t, dims, keepdim,
                                kInt64, op).first;
   }
-  auto plan = cpu::ReducePlan::make(t, dim ? Shape{*dim} : Shape{}, keepdim, op);
+  auto plan = detail::ReducePlan::make(t, dim ? Shape{*dim} : Shape{}, keepdim, op);
   detail::require_nonempty(t, plan, op);
   Tensor indices = make_tensor(plan.out_shape, kInt64);
   extreme_rows<IsMax>(plan, t.dtype(), Tensor(), indices);

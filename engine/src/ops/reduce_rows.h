@@ -1,6 +1,6 @@
 // Row-wise reduction machinery shared by reduce.cpp, reduce_minmax.cpp and reduce_stats.cpp.
 //
-// Every reduction runs on a cpu::ReducePlan layout: `outer` rows of `inner` contiguous
+// Every reduction runs on a detail::ReducePlan layout (ops/reduce_plan.h): `outer` rows of `inner` contiguous
 // elements. See Note [Deterministic reduction tree].
 #pragma once
 #include <algorithm>
@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "../../kernels/cpu/loops.h"
-#include "../../kernels/cpu/reduce.h"
+#include "cpu/loops.h"
+#include "ops/reduce_plan.h"
 #include "rt/ops/view.h"
 
 namespace rt::detail {
@@ -94,7 +94,7 @@ Tensor from_rows(const Tensor& rows, const Tensor& x, const Shape& dims);
 // fn.template operator()<T>(r, x_row, grad_row, inner) with T the C++ type of x's dtype.
 template <typename F>
 Tensor grad_rows(const Tensor& x, const Shape& dims, const F& fn) {
-  auto plan = cpu::ReducePlan::make(x, dims, true, "backward");
+  auto plan = detail::ReducePlan::make(x, dims, true, "backward");
   Tensor rows = make_tensor({plan.outer, plan.inner}, x.dtype());
   visit_dtype(x.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {

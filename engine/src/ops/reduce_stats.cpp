@@ -24,7 +24,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Per-row sums of f(x) with f: compute type -> Acc, pairwise (see Note [Deterministic reduction tree]).
 template <typename T, typename Acc, typename F, typename Finish>
-void sum_rows(const cpu::ReducePlan& plan, const F& f, const Finish& finish) {
+void sum_rows(const detail::ReducePlan& plan, const F& f, const Finish& finish) {
   const T* in = static_cast<const T*>(plan.input.raw_data());
   const int64_t inner = plan.inner;
   detail::reduce_rows<Acc>(
@@ -38,7 +38,7 @@ void sum_rows(const cpu::ReducePlan& plan, const F& f, const Finish& finish) {
 
 // Per-row max (IsMax) or min of f(x), NaN propagating; empty rows give -inf (max) / inf (min).
 template <bool IsMax, typename T, typename Acc, typename F, typename Finish>
-void extreme_rows(const cpu::ReducePlan& plan, const F& f, const Finish& finish) {
+void extreme_rows(const detail::ReducePlan& plan, const F& f, const Finish& finish) {
   const T* in = static_cast<const T*>(plan.input.raw_data());
   const int64_t inner = plan.inner;
   auto pick = [](Acc a, Acc b) {
@@ -86,7 +86,7 @@ Tensor var_std(const Tensor& t, const Shape& dims, int64_t correction, bool keep
              });
     return out;
   }
-  auto plan = cpu::ReducePlan::make(t, dims, keepdim, op);
+  auto plan = detail::ReducePlan::make(t, dims, keepdim, op);
   Tensor out = make_tensor(plan.out_shape, t.dtype());
   const double denom = std::max(0.0, double(plan.inner - correction));
   visit_dtype(t.dtype(), [&]<typename T>() {
@@ -132,7 +132,7 @@ double norm_grad(double x, double p, double norm, double g, double ties) {
 
 // norm on a GPU: composed of reductions and pointwise ops (composed.h), recorded as one node.
 Tensor norm_cuda(const Tensor& t, double p, const Shape& dims, bool keepdim) {
-  const auto plan = cpu::ReducePlan::describe(t, dims, keepdim, "norm");
+  const auto plan = detail::ReducePlan::describe(t, dims, keepdim, "norm");
   if (std::isinf(p)) detail::require_nonempty(t, plan, p > 0 ? "norm (p=inf)" : "norm (p=-inf)");
   Tensor out = detail::composed::norm(t, p, plan.dims, keepdim);
   if (autograd::any_requires_grad(t))
@@ -145,7 +145,7 @@ Tensor norm_cuda(const Tensor& t, double p, const Shape& dims, bool keepdim) {
 
 // logsumexp on a GPU: composed of amax, exp, sum and log, recorded as one node.
 Tensor logsumexp_cuda(const Tensor& t, const Shape& dims, bool keepdim) {
-  const auto plan = cpu::ReducePlan::describe(t, dims, keepdim, "logsumexp");
+  const auto plan = detail::ReducePlan::describe(t, dims, keepdim, "logsumexp");
   // Over zero elements the sum of exps is 0: -inf, as on the CPU (amax has no identity there).
   Tensor out = plan.inner == 0 ? full(plan.out_shape, -kInf, TensorOptions(t.dtype()).with_device(t.device()))
                                : detail::composed::logsumexp(t, plan.dims, keepdim);
@@ -173,7 +173,7 @@ Tensor norm(const Tensor& t, const Scalar& p_in, const Shape& dims, bool keepdim
   const double p = p_in.to_double();
   if (std::isnan(p)) throw ValueError("norm: the order p must be a number, got nan" + module_context());
   if (!t.is_cpu()) return norm_cuda(t, p, dims, keepdim);
-  auto plan = cpu::ReducePlan::make(t, dims, keepdim, "norm");
+  auto plan = detail::ReducePlan::make(t, dims, keepdim, "norm");
   if (std::isinf(p)) detail::require_nonempty(t, plan, p > 0 ? "norm (p=inf)" : "norm (p=-inf)");
   Tensor out = make_tensor(plan.out_shape, t.dtype());
   visit_dtype(t.dtype(), [&]<typename T>() {
@@ -215,7 +215,7 @@ Tensor logsumexp(const Tensor& t, const Shape& dims, bool keepdim) {
   OpGuard guard("logsumexp", t);
   detail::require_floating(t, "logsumexp");
   if (!t.is_cpu()) return logsumexp_cuda(t, dims, keepdim);
-  auto plan = cpu::ReducePlan::make(t, dims, keepdim, "logsumexp");
+  auto plan = detail::ReducePlan::make(t, dims, keepdim, "logsumexp");
   Tensor out = make_tensor(plan.out_shape, t.dtype());
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {

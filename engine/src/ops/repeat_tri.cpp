@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "device_copy.h"
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "rt/autograd/node.h"
 #include "rt/op_observer.h"
 #include "rt/ops/creation.h"

@@ -6,7 +6,7 @@
 #include "../amp/autocast_policy.h"
 #include "dispatch_stubs.h"
 #include "op_device.h"
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "inplace.h"
 #include "nn_rows.h"
 #include "pointwise.h"

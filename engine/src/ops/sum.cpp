@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "../amp/autocast_policy.h"
-#include "../../kernels/cpu/loops.h"
-#include "../../kernels/cpu/reduce.h"
+#include "cpu/loops.h"
+#include "ops/reduce_plan.h"
 #include "reduce_cuda.h"
 #include "rt/autograd/node.h"
 #include "rt/op_observer.h"
@@ -52,7 +52,7 @@ Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
     record_sum_backward(t, out, plan.kept_shape);
     return out;
   }
-  auto plan = cpu::ReducePlan::make(t, dims, keepdim, "sum");
+  auto plan = detail::ReducePlan::make(t, dims, keepdim, "sum");
   Tensor out = make_tensor(plan.out_shape, out_dtype);
   visit_dtype(t.dtype(), [&]<typename T>() {
     using Acc = std::conditional_t<std::is_floating_point_v<compute_t<T>>, std::conditional_t<std::is_same_v<T, double>, double, float>, int64_t>;

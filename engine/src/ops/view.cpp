@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "../../kernels/cpu/loops.h"
+#include "cpu/loops.h"
 #include "rt/autograd/node.h"
 #include "rt/op_observer.h"
 #include "rt/ops/creation.h"
