@@ -17,6 +17,9 @@
 
 #include "stop_request.h"
 #include "tensor_view.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::cpu {
 
@@ -46,3 +49,5 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a
           int64_t ldb, T beta, T* c, int64_t ldc);
 
 }  // namespace rt::cpu
+
+RT_API_END

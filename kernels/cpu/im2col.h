@@ -11,6 +11,10 @@
 #pragma once
 #include <cstdint>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt::cpu {
 
 struct ConvGeometry {
@@ -37,3 +41,5 @@ template <typename T> void im2col(const T* img, const ConvGeometry& g, T* col, i
 template <typename T> void col2im(const T* col, const ConvGeometry& g, T* img);
 
 }  // namespace rt::cpu
+
+RT_API_END

@@ -18,6 +18,9 @@
 #include <vector>
 
 #include "tensor_view.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::cpu {
 
@@ -166,3 +169,5 @@ void ElementwiseLoop::run(F&& fn, int64_t grain) const {
 }
 
 }  // namespace rt::cpu
+
+RT_API_END

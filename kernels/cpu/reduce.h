@@ -11,6 +11,9 @@
 #include <cstdint>
 
 #include "tensor_view.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::cpu {
 
@@ -33,3 +36,5 @@ struct ReducePlan {
 };
 
 }  // namespace rt::cpu
+
+RT_API_END

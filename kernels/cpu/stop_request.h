@@ -8,6 +8,9 @@
 // returns without finishing once it is true; the caller then reports the interruption (the engine
 // throws rt::InterruptedError through rt::check_cancel). A default StopRequest never asks.
 #pragma once
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::cpu {
 
@@ -19,3 +22,5 @@ struct StopRequest {
 };
 
 }  // namespace rt::cpu
+
+RT_API_END

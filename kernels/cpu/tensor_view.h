@@ -18,6 +18,9 @@
 
 #include "rt/dtype.h"
 #include "rt/error.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt {
 using Shape = std::vector<int64_t>;  // the same alias as rt/tensor.h's
@@ -52,3 +55,5 @@ struct TensorView {
 };
 
 }  // namespace rt::cpu
+
+RT_API_END

@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(os.environ.get("RT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 
-CORE_HEADERS = {f"engine/include/rt/{name}" for name in ("dtype.h", "device.h", "scalar.h", "error.h")}
+CORE_HEADERS = {f"engine/include/rt/{name}" for name in ("dtype.h", "device.h", "scalar.h", "error.h", "export.h")}
 # (name, rank, folders): a file belongs to the first layer whose folder holds it.
 LAYERS = [
     ("kernels", 1, ["kernels"]),
@@ -127,6 +127,28 @@ def test_every_known_exception_still_occurs():
     found = upward_inclusions()
     gone = [f"{a} -> {b}" for (a, b) in KNOWN_EXCEPTIONS if (a, b) not in found]
     assert not gone, "fixed, so remove them from KNOWN_EXCEPTIONS:\n  " + "\n  ".join(gone)
+
+
+def exported_headers():
+    """Headers whose declarations are a shared library's API (rt/export.h): the engine's and the
+    profiler's public headers and the CPU kernels' (compiled into rt_engine)."""
+    for folder in ("engine/include/rt", "profiler/include/rt", "kernels/cpu"):
+        for path in sorted((ROOT / folder).rglob("*.h")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel not in ("engine/include/rt/export.h", "engine/include/rt/rt.h"):
+                yield rel, path.read_text(errors="replace")
+
+
+def test_every_public_header_exports_its_declarations():
+    # rt_engine and rt_profiler hide everything else (-fvisibility=hidden), so a public header
+    # without its region would compile and then fail to link in a plugin or a test.
+    wrong = []
+    for rel, text in exported_headers():
+        code = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("//")]
+        if '#include "rt/export.h"' not in code or code.count("RT_API_BEGIN") != 1 or code[-1] != "RT_API_END":
+            wrong.append(rel)
+    assert not wrong, ('open the declarations with RT_API_BEGIN (after the includes, with #include "rt/export.h") '
+                       "and close them with RT_API_END on the last line:\n  " + "\n  ".join(wrong))
 
 
 def test_the_checker_sees_an_upward_include(tmp_path, monkeypatch):

@@ -19,6 +19,9 @@
 #include <cstdint>
 
 #include "rt/device.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -74,3 +77,5 @@ size_t cpu_max_memory_allocated();
 void reset_cpu_peak_memory();
 
 }  // namespace rt
+
+RT_API_END

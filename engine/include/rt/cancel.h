@@ -22,6 +22,10 @@
 #include <cstdint>
 #include <memory>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt {
 
 namespace detail {
@@ -59,3 +63,5 @@ inline bool cancel_requested() {
 void check_cancel();  // throws InterruptedError (and clears the request) when the calling thread was asked
 
 }  // namespace rt
+
+RT_API_END

@@ -44,6 +44,10 @@
 #include <string>
 #include <utility>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt {
 class Tensor;
 }
@@ -204,3 +208,5 @@ class Event {
 };
 
 }  // namespace rt::cuda
+
+RT_API_END

@@ -5,6 +5,10 @@
 #pragma once
 #include <string>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt {
 
 enum class DeviceType : uint8_t { CPU, CUDA };
@@ -22,3 +26,5 @@ struct Device {
 };
 
 }  // namespace rt
+
+RT_API_END

@@ -28,6 +28,9 @@
 #include <vector>
 
 #include "rt/device.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -95,3 +98,5 @@ std::vector<KernelTableEntry> kernel_table();
 #define RT_REGISTER_KERNEL(stub, type, fn)                                          \
   [[maybe_unused]] static const bool RT_KERNEL_CONCAT(rt_kernel_registered_, __LINE__) = \
       ((stub).register_kernel((type), (fn)), true)
+
+RT_API_END

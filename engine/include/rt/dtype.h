@@ -11,6 +11,10 @@
 #include <string_view>
 #include <type_traits>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt {
 
 enum class ScalarType : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
@@ -94,3 +98,5 @@ decltype(auto) visit_dtype(ScalarType t, F&& f) {
 }
 
 }  // namespace rt
+
+RT_API_END

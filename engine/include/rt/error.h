@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt {
 
 class Error : public std::runtime_error {
@@ -44,3 +48,5 @@ std::string module_context();
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
 }  // namespace rt
+
+RT_API_END

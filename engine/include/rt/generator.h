@@ -11,6 +11,10 @@
 #include <cstdint>
 #include <mutex>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt {
 
 class Generator {
@@ -36,3 +40,5 @@ void manual_seed(uint64_t seed);
 void philox4x32(uint64_t counter, uint64_t key, uint32_t out[4]);
 
 }  // namespace rt
+
+RT_API_END

@@ -30,7 +30,10 @@
 
 #include "rt/allocator.h"
 #include "rt/cancel.h"  // OpGuard checks the calling thread's cancel request
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -173,3 +176,5 @@ uint64_t current_thread_id();
 int64_t now_ns();  // steady clock, used by every event
 
 }  // namespace rt
+
+RT_API_END

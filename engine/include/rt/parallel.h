@@ -6,6 +6,9 @@
 // Results never depend on the thread count (kernels split work by element ranges). OpenBLAS keeps
 // its own count (openblas_set_num_threads); `rtorch --threads N` sets both.
 #pragma once
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -14,3 +17,5 @@ void set_num_threads(int n);
 int get_num_threads();
 
 }  // namespace rt
+
+RT_API_END

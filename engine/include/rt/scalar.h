@@ -8,6 +8,9 @@
 #include <type_traits>
 
 #include "rt/dtype.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -41,3 +44,5 @@ class Scalar {
 };
 
 }  // namespace rt
+
+RT_API_END

@@ -11,6 +11,9 @@
 #include <memory>
 
 #include "rt/allocator.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -51,3 +54,5 @@ class Storage {
 };
 
 }  // namespace rt
+
+RT_API_END

@@ -21,8 +21,11 @@
 #include "rt/device.h"
 #include "rt/dtype.h"
 #include "rt/error.h"
+#include "rt/export.h"
 #include "rt/scalar.h"
 #include "rt/storage.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -299,3 +302,5 @@ template <typename T> T Tensor::item() const {
 }
 
 }  // namespace rt
+
+RT_API_END

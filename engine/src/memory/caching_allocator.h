@@ -63,6 +63,10 @@
 
 #include "rt/allocator.h"
 #include "rt/device.h"
+#include "rt/export.h"
+
+// Exported from rt_engine (rt/export.h): its tests (tests/engine/test_caching_allocator.cpp) drive it with a host segment source.
+RT_API_BEGIN
 
 namespace rt::cuda {
 
@@ -198,3 +202,5 @@ class CachingAllocator final : public Allocator {
 };
 
 }  // namespace rt::cuda
+
+RT_API_END

@@ -19,7 +19,11 @@
 #include <cstdint>
 #include <optional>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+// Exported from rt_engine (rt/export.h): tests/engine/test_composed_ops.cpp compares them with the CPU ops.
+RT_API_BEGIN
 
 namespace rt::detail::composed {
 
@@ -65,3 +69,5 @@ Tensor pow_base_backward(const Tensor& g, const Tensor& x, const Tensor& y, Scal
 Tensor pow_exponent_backward(const Tensor& g, const Tensor& x, const Tensor& y, ScalarType dt);
 
 }  // namespace rt::detail::composed
+
+RT_API_END

@@ -26,7 +26,11 @@
 #include "../../kernels/cuda/unary.h"
 #include "../../kernels/cuda/unary_backward.h"
 #include "rt/dispatch_stub.h"
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+// Exported from rt_engine (rt/export.h): tests and plugins register and call kernels on these stubs.
+RT_API_BEGIN
 
 namespace rt::dispatch {
 
@@ -204,3 +208,5 @@ extern DispatchStub<IndexAddKernel> index_add;
 std::span<detail::DispatchStubBase* const> engine_stubs();
 
 }  // namespace rt::dispatch
+
+RT_API_END

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collect/clock.h"
+#include "rt/export.h"
 
 namespace rt::prof::collect {
 
@@ -79,7 +80,9 @@ struct OpenFrame {
 // Bumped by every session start; frames opened under an older generation are not recorded.
 extern std::atomic<uint64_t> g_generation;
 
-class ThreadBuffer {
+// Exported from rt_profiler (rt/export.h) for tests/profiler/test_session_store.cpp, which checks that
+// buffers reuse their segments.
+class RT_API ThreadBuffer {
  public:
   static constexpr uint32_t kMaxFrames = 512;
   static constexpr uint32_t kShapeStackWords = 16384;
@@ -203,7 +206,7 @@ void ThreadBuffer::drain(Consume&& consume) {
 
 // The calling thread's buffer, created and registered on first use; nullptr when the thread
 // is exiting or memory is exhausted.
-ThreadBuffer* this_thread_buffer() noexcept;
+RT_API ThreadBuffer* this_thread_buffer() noexcept;
 
 // Every live buffer, for the drainer. Buffers of exited threads are freed by prune().
 class BufferRegistry {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "rt/export.h"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -13,7 +15,9 @@ namespace rt::prof::sqlite {
 
 class Connection;
 
-class Statement {
+// Exported from rt_profiler (rt/export.h): the store tests open their own connections to check the
+// stored rows.
+class RT_API Statement {
  public:
   Statement() = default;
   Statement(Connection& db, std::string_view sql);
@@ -43,7 +47,7 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-class Connection {
+class RT_API Connection {
  public:
   // Opens (creating when `create`) the file; never throws for a non-database file — the first
   // statement does, through check().
@@ -71,7 +75,7 @@ class Connection {
 };
 
 // BEGIN IMMEDIATE ... COMMIT, rolled back when destroyed uncommitted.
-class Transaction {
+class RT_API Transaction {
  public:
   explicit Transaction(Connection& db);
   Transaction(const Transaction&) = delete;

@@ -27,6 +27,9 @@
 
 #include "rt/device.h"
 #include "rt/dtype.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::amp {
 
@@ -73,3 +76,5 @@ class AutocastExcludedGuard {
 };
 
 }  // namespace rt::amp
+
+RT_API_END

@@ -18,7 +18,10 @@
 #pragma once
 #include <cstdint>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::amp {
 
@@ -36,3 +39,5 @@ void update_scale_(const Tensor& scale, const Tensor& growth_tracker, const Tens
                    double backoff_factor, int64_t growth_interval);
 
 }  // namespace rt::amp
+
+RT_API_END

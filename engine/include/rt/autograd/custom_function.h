@@ -22,6 +22,9 @@
 #include <string>
 
 #include "rt/autograd/node.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::autograd {
 
@@ -69,3 +72,5 @@ std::shared_ptr<CustomFunctionNode> record_custom_function(std::string name, con
                                                            CustomFunctionOptions options = {});
 
 }  // namespace rt::autograd
+
+RT_API_END

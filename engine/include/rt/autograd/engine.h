@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "rt/autograd/node.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::autograd {
 
@@ -50,3 +53,5 @@ void add_autograd_observer(AutogradObserver* o);
 void remove_autograd_observer(AutogradObserver* o);
 
 }  // namespace rt::autograd
+
+RT_API_END

@@ -45,8 +45,11 @@
 #include "rt/autograd/custom_function.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/error.h"
+#include "rt/export.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/view.h"
+
+RT_API_BEGIN
 
 namespace rt::autograd {
 
@@ -183,3 +186,5 @@ struct Function {
 };
 
 }  // namespace rt::autograd
+
+RT_API_END

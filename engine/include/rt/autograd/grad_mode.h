@@ -3,6 +3,9 @@
 //   { rt::NoGradGuard g; w.sub_(w.grad() * lr); }   // no graph is recorded in this scope
 //   rt::GradMode::is_enabled();                      // true again here
 #pragma once
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -52,3 +55,5 @@ class DetectAnomalyGuard {
 };
 
 }  // namespace rt
+
+RT_API_END

@@ -27,7 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::autograd {
 
@@ -64,3 +67,5 @@ GraphSnapshot snapshot_graph(const Node& root);
 std::vector<const Node*> reachable_nodes(const std::vector<const Node*>& roots);
 
 }  // namespace rt::autograd
+
+RT_API_END

@@ -33,7 +33,10 @@
 #include <vector>
 
 #include "rt/autograd/grad_mode.h"
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::autograd {
 
@@ -177,3 +180,5 @@ std::shared_ptr<Node> record(const char* name, const TensorList& inputs, const T
 Tensor sum_to(const Tensor& grad, const Shape& shape);
 
 }  // namespace rt::autograd
+
+RT_API_END

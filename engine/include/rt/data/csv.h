@@ -30,7 +30,10 @@
 #include <string_view>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::data {
 
@@ -54,3 +57,5 @@ CsvTable read_csv(const std::filesystem::path& path, const CsvOptions& options =
 CsvTable parse_csv(std::string_view text, const CsvOptions& options = {}, const std::string& source = "<memory>");
 
 }  // namespace rt::data
+
+RT_API_END

@@ -37,6 +37,9 @@
 #include <vector>
 
 #include "rt/data/dataset.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::data {
 
@@ -100,3 +103,5 @@ class DataLoader {
 };
 
 }  // namespace rt::data
+
+RT_API_END

@@ -27,7 +27,10 @@
 #include <span>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::data {
 
@@ -69,3 +72,5 @@ class TensorDataset : public Dataset {
 };
 
 }  // namespace rt::data
+
+RT_API_END

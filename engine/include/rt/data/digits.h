@@ -22,7 +22,10 @@
 #include <filesystem>
 #include <string>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::data {
 
@@ -37,3 +40,5 @@ Digits load_digits(const std::filesystem::path& csv_path);
 std::filesystem::path find_sample_data(const std::string& name);
 
 }  // namespace rt::data
+
+RT_API_END

@@ -27,7 +27,10 @@
 #include <string>
 #include <string_view>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::data {
 
@@ -37,3 +40,5 @@ Tensor parse_idx(std::string_view bytes, const std::string& source = "<memory>")
 void write_idx(const std::filesystem::path& path, const Tensor& t);
 
 }  // namespace rt::data
+
+RT_API_END

@@ -67,6 +67,9 @@
 #include "rt/debug/breakpoint.h"
 #include "rt/debug/paused_state.h"
 #include "rt/error.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::debug {
 
@@ -133,3 +136,5 @@ class BackwardDebugger : public autograd::AutogradObserver {
 };
 
 }  // namespace rt::debug
+
+RT_API_END

@@ -22,6 +22,9 @@
 #include <string_view>
 
 #include "rt/debug/paused_state.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::debug {
 
@@ -44,3 +47,5 @@ struct Breakpoint {
 bool module_within(std::string_view module, std::string_view prefix);
 
 }  // namespace rt::debug
+
+RT_API_END

@@ -27,7 +27,10 @@
 #include <utility>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::debug {
 
@@ -73,3 +76,5 @@ class GradNormHistory {
 };
 
 }  // namespace rt::debug
+
+RT_API_END

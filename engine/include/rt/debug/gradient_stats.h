@@ -24,7 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::debug {
 
@@ -59,3 +62,5 @@ struct GradientStats {
 GradientStats gradient_stats(const Tensor& t, int bins = 32);
 
 }  // namespace rt::debug
+
+RT_API_END

@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "rt/debug/gradient_stats.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::debug {
 
@@ -75,3 +78,5 @@ struct Action {
 std::string_view action_name(Action::Kind k);  // "step", "step_over", "continue", "run_to", "stop"
 
 }  // namespace rt::debug
+
+RT_API_END

@@ -53,7 +53,10 @@
 #include <utility>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::io {
 
@@ -103,3 +106,5 @@ std::string_view safetensors_dtype_name(ScalarType t);
 ScalarType dtype_from_safetensors_name(std::string_view name);
 
 }  // namespace rt::io
+
+RT_API_END

@@ -8,7 +8,10 @@
 #pragma once
 #include <string>
 
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -46,3 +49,5 @@ class Sigmoid : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -22,7 +22,10 @@
 #include <memory>
 #include <utility>
 
+#include "rt/export.h"
 #include "rt/nn/linear.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -67,3 +70,5 @@ class MultiheadAttention : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -24,7 +24,10 @@
 #include <utility>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -82,3 +85,5 @@ class ModuleList : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

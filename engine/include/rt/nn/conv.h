@@ -9,7 +9,10 @@
 // ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = in_channels / groups * kH * kW.
 // Both channel counts must be divisible by groups (ValueError). Only zero padding exists.
 #pragma once
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -38,3 +41,5 @@ class Conv2d : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

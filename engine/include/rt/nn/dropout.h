@@ -7,7 +7,10 @@
 //
 // p must lie in [0, 1] (ValueError). Randomness comes from the default generator.
 #pragma once
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -21,3 +24,5 @@ class Dropout : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

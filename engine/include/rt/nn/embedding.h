@@ -10,7 +10,10 @@
 #pragma once
 #include <optional>
 
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -31,3 +34,5 @@ class Embedding : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

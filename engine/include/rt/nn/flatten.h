@@ -3,7 +3,10 @@
 //   rt::nn::Flatten flat;                  // start_dim=1, end_dim=-1: keeps the batch dim
 //   auto y = flat(rt::zeros({8, 16, 4, 4}));   // [8, 256]
 #pragma once
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -17,3 +20,5 @@ class Flatten : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -15,7 +15,10 @@
 #include <string>
 #include <utility>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::nn::init {
 
@@ -44,3 +47,5 @@ Tensor kaiming_normal_(Tensor t, double a = 0.0, const std::string& mode = "fan_
                        const std::string& nonlinearity = "leaky_relu");
 
 }  // namespace rt::nn::init
+
+RT_API_END

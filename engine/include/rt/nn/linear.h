@@ -10,7 +10,10 @@
 // `weight`/`bias` alias the registered parameters: change their values in place (under
 // NoGradGuard) or via load_state_dict, never by assigning a new tensor.
 #pragma once
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -27,3 +30,5 @@ class Linear : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -45,9 +45,12 @@
 #include <utility>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/nn/state_dict.h"
 #include "rt/op_observer.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -161,3 +164,5 @@ Tensor empty_parameter(const Shape& shape, ScalarType dtype = kFloat32);
 // prefix them.
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -8,6 +8,7 @@
 //
 // Start with rt/nn/module.h (registration, names, state_dict, scopes).
 #pragma once
+#include "rt/export.h"
 #include "rt/nn/activation.h"
 #include "rt/nn/attention.h"
 #include "rt/nn/container.h"
@@ -23,3 +24,7 @@
 #include "rt/nn/state_dict.h"
 #include "rt/nn/transformer.h"
 #include "rt/nn/utils.h"
+
+RT_API_BEGIN
+
+RT_API_END

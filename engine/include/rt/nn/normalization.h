@@ -18,7 +18,10 @@
 #pragma once
 #include <optional>
 
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -65,3 +68,5 @@ class LayerNorm : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -6,7 +6,10 @@
 //
 // Sizes take one value (both dims) or two; an empty stride means kernel_size. No parameters.
 #pragma once
+#include "rt/export.h"
 #include "rt/nn/module.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -50,3 +53,5 @@ class AvgPool2d : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -17,7 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -49,3 +52,5 @@ class StateDict {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -16,10 +16,13 @@
 #include <memory>
 #include <string>
 
+#include "rt/export.h"
 #include "rt/nn/attention.h"
 #include "rt/nn/dropout.h"
 #include "rt/nn/linear.h"
 #include "rt/nn/normalization.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -49,3 +52,5 @@ class TransformerEncoderLayer : public Module {
 };
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -11,7 +11,10 @@
 // the total norm before clipping (0 when no parameter has a gradient). With
 // error_if_nonfinite, a NaN/Inf total norm throws ValueError and leaves the gradients alone.
 #pragma once
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::nn {
 
@@ -20,3 +23,5 @@ double clip_grad_norm_(const TensorList& parameters, double max_norm, double nor
 void clip_grad_value_(const TensorList& parameters, double clip_value);
 
 }  // namespace rt::nn
+
+RT_API_END

@@ -9,7 +9,10 @@
 #include <optional>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -72,3 +75,5 @@ Tensor from_vector(const std::vector<T>& data, const Shape& shape, bool requires
 }
 
 }  // namespace rt
+
+RT_API_END

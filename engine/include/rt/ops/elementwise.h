@@ -13,7 +13,10 @@
 #include <optional>
 #include <string>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -164,3 +167,5 @@ inline Tensor operator*(const Scalar& a, const Tensor& b) { return rt::mul(scala
 inline Tensor operator/(const Scalar& a, const Tensor& b) { return rt::div(scalar_to_tensor(a), b); }
 
 }  // namespace rt
+
+RT_API_END

@@ -11,7 +11,10 @@
 #pragma once
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -41,3 +44,5 @@ inline Tensor Tensor::mm(const Tensor& o) const { return rt::mm(*this, o); }
 inline Tensor Tensor::bmm(const Tensor& o) const { return rt::bmm(*this, o); }
 
 }  // namespace rt
+
+RT_API_END

@@ -9,7 +9,10 @@
 #pragma once
 #include <string>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -44,3 +47,5 @@ inline Tensor Tensor::softmax(int64_t d) const { return rt::softmax(*this, d); }
 inline Tensor Tensor::log_softmax(int64_t d) const { return rt::log_softmax(*this, d); }
 
 }  // namespace rt
+
+RT_API_END

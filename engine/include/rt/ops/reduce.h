@@ -11,7 +11,10 @@
 #include <optional>
 #include <utility>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -52,3 +55,5 @@ inline Tensor Tensor::all(std::optional<int64_t> d, bool k) const { return rt::a
 inline Tensor Tensor::any(std::optional<int64_t> d, bool k) const { return rt::any(*this, d, k); }
 
 }  // namespace rt
+
+RT_API_END

@@ -8,7 +8,10 @@
 #pragma once
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -36,3 +39,5 @@ inline Tensor Tensor::tril(int64_t k) const { return rt::tril(*this, k); }
 inline Tensor Tensor::triu(int64_t k) const { return rt::triu(*this, k); }
 
 }  // namespace rt
+
+RT_API_END

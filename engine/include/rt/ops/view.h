@@ -8,7 +8,10 @@
 // reshape returns a view when the strides allow and a copy otherwise; view throws
 // ShapeError when the strides do not allow it, as PyTorch does.
 #pragma once
+#include "rt/export.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt {
 
@@ -36,3 +39,5 @@ Tensor detach(const Tensor& t);
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
 }  // namespace rt
+
+RT_API_END

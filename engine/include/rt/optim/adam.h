@@ -16,7 +16,10 @@
 #pragma once
 #include <utility>
 
+#include "rt/export.h"
 #include "rt/optim/optimizer.h"
+
+RT_API_BEGIN
 
 namespace rt::optim {
 
@@ -40,3 +43,5 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
 };
 
 }  // namespace rt::optim
+
+RT_API_END

@@ -8,7 +8,10 @@
 #pragma once
 #include <utility>
 
+#include "rt/export.h"
 #include "rt/optim/optimizer.h"
+
+RT_API_BEGIN
 
 namespace rt::optim {
 
@@ -32,3 +35,5 @@ class AdamW : public OptimizerWithOptions<AdamWOptions> {
 };
 
 }  // namespace rt::optim
+
+RT_API_END

@@ -16,8 +16,11 @@
 // overwritten with the (weight-decayed) gradient instead of updated, as the first step does.
 // Called without recording autograd (under NoGradGuard), like the optimizers' step().
 #pragma once
+#include "rt/export.h"
 #include "rt/optim/sgd.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::optim {
 
@@ -38,3 +41,5 @@ void sgd_step_(const Tensor& param, const Tensor& momentum_buffer, const Tensor&
                bool first);
 
 }  // namespace rt::optim
+
+RT_API_END

@@ -30,7 +30,10 @@
 #include <memory>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/optim/optimizer.h"
+
+RT_API_BEGIN
 
 namespace rt::optim {
 
@@ -119,3 +122,5 @@ class SequentialLR : public LRScheduler {
 };
 
 }  // namespace rt::optim
+
+RT_API_END

@@ -6,9 +6,14 @@
 //
 // Start with rt/optim/optimizer.h (groups, state, state_dict).
 #pragma once
+#include "rt/export.h"
 #include "rt/optim/adam.h"
 #include "rt/optim/adamw.h"
 #include "rt/optim/functional.h"
 #include "rt/optim/lr_scheduler.h"
 #include "rt/optim/optimizer.h"
 #include "rt/optim/sgd.h"
+
+RT_API_BEGIN
+
+RT_API_END

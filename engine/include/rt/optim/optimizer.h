@@ -35,8 +35,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/nn/state_dict.h"
 #include "rt/tensor.h"
+
+RT_API_BEGIN
 
 namespace rt::optim {
 
@@ -139,3 +142,5 @@ class OptimizerWithOptions : public Optimizer {
 };
 
 }  // namespace rt::optim
+
+RT_API_END

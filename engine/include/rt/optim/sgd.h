@@ -13,7 +13,10 @@
 // Validation (ValueError): lr, momentum, weight_decay >= 0; nesterov needs momentum > 0 and
 // dampening == 0.
 #pragma once
+#include "rt/export.h"
 #include "rt/optim/optimizer.h"
+
+RT_API_BEGIN
 
 namespace rt::optim {
 
@@ -37,3 +40,5 @@ class SGD : public OptimizerWithOptions<SGDOptions> {
 };
 
 }  // namespace rt::optim
+
+RT_API_END

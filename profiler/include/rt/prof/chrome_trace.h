@@ -50,7 +50,10 @@
 #include <string_view>
 
 #include "rt/error.h"
+#include "rt/export.h"
 #include "rt/prof/events.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -116,3 +119,5 @@ ChromeImport import_chrome_trace_text(std::string_view json, std::string_view so
                                       const ChromeImportOptions& options = {});
 
 }  // namespace rt::prof
+
+RT_API_END

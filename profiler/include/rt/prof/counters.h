@@ -10,8 +10,14 @@
 #pragma once
 #include <string_view>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt::prof {
 
 bool counter(std::string_view name, double value);
 
 }  // namespace rt::prof
+
+RT_API_END

@@ -25,7 +25,10 @@
 #include <memory>
 
 #include "rt/error.h"
+#include "rt/export.h"
 #include "rt/prof/events.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -58,3 +61,5 @@ class CuptiCollector {
 };
 
 }  // namespace rt::prof
+
+RT_API_END

@@ -26,6 +26,9 @@
 #include <vector>
 
 #include "rt/autograd/graph_snapshot.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -153,3 +156,5 @@ struct SessionData {
 };
 
 }  // namespace rt::prof
+
+RT_API_END

@@ -35,7 +35,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/prof/events.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -63,3 +66,5 @@ NestedSlice slice_of(const GpuActivityRecord& activity, uint32_t index);
 NestedSlice slice_of(const StepRecord& step, uint32_t index);
 
 }  // namespace rt::prof
+
+RT_API_END

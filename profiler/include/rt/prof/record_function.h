@@ -14,6 +14,10 @@
 #pragma once
 #include <string_view>
 
+#include "rt/export.h"
+
+RT_API_BEGIN
+
 namespace rt::prof {
 
 class RecordFunction {
@@ -30,3 +34,5 @@ class RecordFunction {
 };
 
 }  // namespace rt::prof
+
+RT_API_END

@@ -83,7 +83,10 @@
 #include <string>
 #include <string_view>
 
+#include "rt/export.h"
 #include "rt/prof/events.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -153,3 +156,5 @@ void set_thread_name(std::string_view name);
 bool profiling_active();
 
 }  // namespace rt::prof
+
+RT_API_END

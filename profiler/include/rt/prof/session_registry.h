@@ -38,8 +38,11 @@
 #include <string>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/prof/events.h"
 #include "rt/prof/session.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -100,3 +103,5 @@ class SessionRegistry {
 };
 
 }  // namespace rt::prof
+
+RT_API_END

@@ -38,8 +38,11 @@
 #include <vector>
 
 #include "rt/error.h"
+#include "rt/export.h"
 #include "rt/prof/events.h"
 #include "rt/prof/summary.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -155,3 +158,5 @@ class Store {
 };
 
 }  // namespace rt::prof
+
+RT_API_END

@@ -30,7 +30,10 @@
 #include <string_view>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/prof/events.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -144,3 +147,5 @@ std::string format_comparison(const std::vector<OpComparison>& rows, int row_lim
 std::string format_time_ns(int64_t ns);
 
 }  // namespace rt::prof
+
+RT_API_END
