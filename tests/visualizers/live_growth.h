@@ -19,6 +19,7 @@ namespace rt::viz::fixtures {
 enum class Arrival : uint8_t {
   RecordOrder,  // as the records are stored
   ByEnd,        // by end time: an op arrives when it ends, after its children (the recorder's order)
+  Jittered,     // record order with records moved a few places later or earlier (threads drained in turn)
   Shuffled,     // any order
 };
 
@@ -98,6 +99,8 @@ class GrowingSession {
     std::iota(out.begin(), out.end(), size_t(0));
     if (arrival == Arrival::ByEnd) std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
     if (arrival == Arrival::Shuffled) std::shuffle(out.begin(), out.end(), rng_);
+    if (arrival == Arrival::Jittered)
+      for (size_t i = 0; i + 1 < n; i += 1 + rng_() % 8) std::swap(out[i], out[std::min(n - 1, i + 1 + rng_() % 20)]);
     return out;
   }
 
