@@ -45,6 +45,17 @@ void ScalarSet::add_samples(const prof::SessionData& data, size_t from) {
     ScalarSeries& s = *it;
     const int64_t first_new = data.counters[samples.front()].time_ns;
     const auto keep = size_t(std::upper_bound(s.time_ns.begin(), s.time_ns.end(), first_new) - s.time_ns.begin());
+    if (keep == s.size()) {  // all after the series' samples: the usual case, and every one when building
+      s.time_ns.reserve(s.size() + samples.size());
+      s.step.reserve(s.size() + samples.size());
+      s.value.reserve(s.size() + samples.size());
+      for (size_t i : samples) {
+        s.time_ns.push_back(data.counters[i].time_ns);
+        s.step.push_back(step_at(data.counters[i].time_ns));
+        s.value.push_back(data.counters[i].value);
+      }
+      continue;
+    }
     ScalarSeries tail;
     tail.time_ns.reserve(s.size() - keep + samples.size());
     tail.step.reserve(tail.time_ns.capacity());
