@@ -11,13 +11,6 @@ constexpr int32_t kRuntimeCallRank = 1 << 30;
 
 }  // namespace
 
-bool nests_before(const NestedSlice& a, const NestedSlice& b) {
-  if (a.start != b.start) return a.start < b.start;
-  if (a.end != b.end) return a.end > b.end;
-  if (a.rank != b.rank) return a.rank < b.rank;
-  return a.index < b.index;
-}
-
 bool nest_next(NestedSlice& s, int32_t position, std::vector<OpenSlice>& open) {
   while (!open.empty() && open.back().end <= s.start) open.pop_back();
   s.parent = open.empty() ? -1 : open.back().position;
@@ -36,7 +29,7 @@ NestingRepairs nest_slices(std::vector<NestedSlice>& slices) {
       ++repairs.end_before_start;
     }
   }
-  std::sort(slices.begin(), slices.end(), nests_before);
+  std::sort(slices.begin(), slices.end(), [](const NestedSlice& a, const NestedSlice& b) { return nests_before(a, b); });
   std::vector<OpenSlice> open;  // innermost last
   for (size_t i = 0; i < slices.size(); ++i) {
     NestedSlice& s = slices[i];

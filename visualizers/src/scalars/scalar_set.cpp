@@ -46,13 +46,15 @@ void ScalarSet::add_samples(const prof::SessionData& data, size_t from) {
     const int64_t first_new = data.counters[samples.front()].time_ns;
     const auto keep = size_t(std::upper_bound(s.time_ns.begin(), s.time_ns.end(), first_new) - s.time_ns.begin());
     if (keep == s.size()) {  // all after the series' samples: the usual case, and every one when building
-      s.time_ns.reserve(s.size() + samples.size());
-      s.step.reserve(s.size() + samples.size());
-      s.value.reserve(s.size() + samples.size());
-      for (size_t i : samples) {
-        s.time_ns.push_back(data.counters[i].time_ns);
-        s.step.push_back(step_at(data.counters[i].time_ns));
-        s.value.push_back(data.counters[i].value);
+      const size_t n = s.size() + samples.size();
+      s.time_ns.resize(n);
+      s.step.resize(n);
+      s.value.resize(n);
+      for (size_t k = 0; k < samples.size(); ++k) {
+        const prof::CounterRecord& c = data.counters[samples[k]];
+        s.time_ns[keep + k] = c.time_ns;
+        s.step[keep + k] = step_at(c.time_ns);
+        s.value[keep + k] = c.value;
       }
       continue;
     }

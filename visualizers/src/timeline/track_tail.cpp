@@ -84,7 +84,8 @@ void renest_tail(Track& track, const prof::SessionData& data, std::span<const Tr
     }
     slices.push_back(s);
   }
-  std::sort(slices.begin(), slices.end(), prof::nests_before);
+  std::sort(slices.begin(), slices.end(),
+            [](const prof::NestedSlice& a, const prof::NestedSlice& b) { return prof::nests_before(a, b); });
   for (prof::NestedSlice& s : slices) {
     if (prof::nest_next(s, /*position=*/0, open)) ++repairs.clamped_after;  // positions are not used here
     const auto depth = size_t(s.depth);
