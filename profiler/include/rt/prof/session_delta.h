@@ -25,8 +25,8 @@
 // - reset: `records` is the whole session exactly as snapshot() returns it (strings included), and the
 //   reader replaces what it holds. A read resets for a default cursor, and once after stop(): stop() sorts the
 //   session's records by time, so a cursor taken while recording no longer applies (the stopped session's
-//   GPU activity also arrives then). A session's deltas and resets never interleave otherwise: after a reset,
-//   reads with its cursor are increments again (empty ones once the session stopped).
+//   GPU activity also arrives then). Every other read is an increment: after a reset, reads with its cursor
+//   are increments again (empty ones once the session stopped).
 // - increment: `records` holds the header (name, times, complete, dropped_records, metadata) and every thread
 //   record, whole; the ops, GPU activities, memory events and counters drained since the cursor, each kind
 //   sorted as snapshot() sorts it (ops by start, then thread, then depth; the others by time); the steps that
@@ -36,9 +36,9 @@
 //   graphs_changed: `records.graphs` replaces every graph read before (a backward's graph was captured).
 //   replaces_open_step: the last step of the previous read was the open one; it is dropped before the new
 //   steps are appended (its end has moved, or it has closed).
-// - Concatenated (append_delta), the increments hold the same records as snapshot() at the same moment, with
-//   each kind in the order of its reads: the records of one read are sorted, a later read's come after. Two
-//   reads that drained the same records return them once.
+// - Concatenated (append_delta), the increments hold the same records as snapshot() at the same moment, each
+//   exactly once, with each kind in the order of its reads: the records of one read are sorted, a later read's
+//   come after them (an op read late may start before ops read earlier).
 // - append_delta applies an increment to data that holds everything read before with the same cursor chain
 //   (a reset's records plus every later increment). It throws rt::ValueError, before changing anything, for
 //   a reset delta (replace the data instead) and when `into` does not end where the delta continues it (its
