@@ -107,7 +107,8 @@ class LiveSplit {
     std::stable_sort(d.gpu.begin(), d.gpu.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   }
   bool open_at(int64_t t) const {
-    return std::any_of(all_.steps.begin(), all_.steps.end(), [&](const auto& s) { return s.start_ns <= t && s.end_ns > t; });
+    return std::any_of(all_.steps.begin(), all_.steps.end(),
+                       [&](const auto& s) { return s.start_ns <= t && s.end_ns > t; });
   }
   // The steps that closed in (from, to], then the one still open at `to`, ending there.
   void add_steps(SessionData& d, int64_t from, int64_t to) const {
@@ -234,8 +235,7 @@ Row session_row(size_t n, size_t added, size_t refreshes) {
     if (whole.ops.size() != reader.ops.size()) std::fprintf(stderr, "session read: the reader lost records!\n");
   }
   session.stop();
-  return {"live Session read", n, added, median(full), median(appended),
-          "snapshot() vs snapshot_since + append_delta"};
+  return {"live Session read", n, added, median(full), median(appended), "snapshot() vs snapshot_since + append_delta"};
 }
 
 }  // namespace
@@ -262,8 +262,8 @@ int main(int argc, char** argv) {
       rows.push_back(scalars_row(n, m, refreshes));
       rows.push_back(session_row(n, m, refreshes));
     }
-  std::printf("\n| %-18s | %9s | %7s | %12s | %10s | %8s | %s\n", "refresh of", "events", "new", "full ms",
-              "append ms", "full/app", "notes");
+  std::printf("\n| %-18s | %9s | %7s | %12s | %10s | %8s | %s\n", "refresh of", "events", "new", "full ms", "append ms",
+              "full/app", "notes");
   std::printf("|%s|%s|%s|%s|%s|%s|%s\n", std::string(20, '-').c_str(), std::string(11, '-').c_str(),
               std::string(9, '-').c_str(), std::string(14, '-').c_str(), std::string(12, '-').c_str(),
               std::string(10, '-').c_str(), std::string(12, '-').c_str());

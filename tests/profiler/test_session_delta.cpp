@@ -64,8 +64,8 @@ using CounterKey = std::tuple<int64_t, std::string, double>;
 std::vector<OpKey> ops_of(const SessionData& d) {
   std::vector<OpKey> out;
   for (const auto& op : d.ops)
-    out.emplace_back(op.start_ns, op.end_ns, op.thread, d.strings.at(op.name), d.strings.at(op.input_shapes),
-                     op.depth, op.sequence_nr, int(op.kind));
+    out.emplace_back(op.start_ns, op.end_ns, op.thread, d.strings.at(op.name), d.strings.at(op.input_shapes), op.depth,
+                     op.sequence_nr, int(op.kind));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -315,9 +315,7 @@ TEST_CASE("cursors of another session or ahead of the session, and mismatched da
   // append_delta: a reset is not appended, and data that does not end where the delta continues is refused.
   REQUIRE_THROWS_WITH(prof::append_delta(rb.data, b.snapshot_since(SnapshotCursor{})), Catch::Contains("reset"));
   some_work(1);
-  {
-    prof::RecordFunction r("a new name");
-  }
+  { prof::RecordFunction r("a new name"); }
   SessionDelta delta = b.snapshot_since(rb.cursor);
   REQUIRE_FALSE(delta.new_strings.empty());
   SessionData other = rb.data;  // a reader whose data has a string this cursor did not read

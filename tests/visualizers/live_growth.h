@@ -97,7 +97,8 @@ class GrowingSession {
   std::vector<size_t> order(size_t n, Arrival arrival, Key key) {
     std::vector<size_t> out(n);
     std::iota(out.begin(), out.end(), size_t(0));
-    if (arrival == Arrival::ByEnd) std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    if (arrival == Arrival::ByEnd)
+      std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
     if (arrival == Arrival::Shuffled) std::shuffle(out.begin(), out.end(), rng_);
     if (arrival == Arrival::Jittered)
       for (size_t i = 0; i + 1 < n; i += 1 + rng_() % 8) std::swap(out[i], out[std::min(n - 1, i + 1 + rng_() % 20)]);

@@ -10,11 +10,11 @@
 #include "test_timeline_fixtures.h"
 
 using namespace rt::viz;
-using rt::prof::MemoryCategoryId;
-using rt::prof::SessionData;
 using fixtures::Arrival;
 using fixtures::GrowingSession;
 using fixtures::SessionBuilder;
+using rt::prof::MemoryCategoryId;
+using rt::prof::SessionData;
 
 namespace {
 
@@ -99,7 +99,10 @@ TEST_CASE("a late event rewinds its device only, and the replay goes on from the
 
   rt::prof::SessionGrowth growth;
   growth.memory = live.memory.size();
-  live.memory.push_back({.time_ns = 20, .address = 0xD, .bytes = 400, .device = 0,
+  live.memory.push_back({.time_ns = 20,
+                         .address = 0xD,
+                         .bytes = 400,
+                         .device = 0,
                          .category = MemoryCategoryId::Temporary});  // older than what device 0 replayed
   live.memory.push_back({.time_ns = 35, .address = 0xD, .bytes = -400, .device = 0});
   live.memory.push_back({.time_ns = 25, .address = 0xC, .bytes = -7, .device = -1});  // device -1, in order

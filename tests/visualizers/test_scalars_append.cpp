@@ -12,10 +12,10 @@
 #include "test_timeline_fixtures.h"
 
 using namespace rt::viz;
-using rt::prof::SessionData;
 using fixtures::Arrival;
 using fixtures::GrowingSession;
 using fixtures::SessionBuilder;
+using rt::prof::SessionData;
 
 namespace {
 
@@ -104,7 +104,8 @@ TEST_CASE("a scalar growth that does not continue the set is refused") {
   ScalarSet set(b.data());
   rt::prof::SessionGrowth growth;
   REQUIRE_THROWS_AS(set.append(b.data(), growth), rt::ValueError);
-  REQUIRE_THROWS_WITH(set.append(b.data(), growth), Catch::Contains("first new counter sample is 0, but the set holds 1"));
+  REQUIRE_THROWS_WITH(set.append(b.data(), growth),
+                      Catch::Contains("first new counter sample is 0, but the set holds 1"));
   growth.counters = 1;
   growth.steps = 2;
   REQUIRE_THROWS_WITH(set.append(b.data(), growth), Catch::Contains("first new step is 2"));

@@ -15,17 +15,17 @@
 #include "test_timeline_fixtures.h"
 
 using namespace rt::viz;
-using rt::prof::GpuActivityKind;
-using rt::prof::SessionData;
 using fixtures::Arrival;
 using fixtures::GrowingSession;
 using fixtures::SessionBuilder;
+using rt::prof::GpuActivityKind;
+using rt::prof::SessionData;
 
 namespace {
 
 // A generated session made imperfect on purpose: ops on a thread without a record, overlapping ops (clamped),
-// ends before starts, ops with equal intervals, CUDA runtime and driver calls on the threads, synchronization records (not drawn), a
-// second device, counters of several names with equal times.
+// ends before starts, ops with equal intervals, CUDA runtime and driver calls on the threads, synchronization records
+// (not drawn), a second device, counters of several names with equal times.
 SessionData messy_session(uint64_t seed) {
   SessionData d = *fixtures::generate_session({.ops = 3000, .threads = 3, .max_depth = 5, .seed = seed});
   std::mt19937_64 rng(seed);
@@ -37,7 +37,7 @@ SessionData messy_session(uint64_t seed) {
     rt::prof::OpRecord r;
     r.start_ns = between(0, end);
     r.end_ns = i % 10 == 0 ? r.start_ns - 10 : r.start_ns + between(1, 200000);  // some end before they start
-    r.thread = i % 3 == 0 ? 99 : 1;                  // thread 99 has no ThreadRecord
+    r.thread = i % 3 == 0 ? 99 : 1;                                              // thread 99 has no ThreadRecord
     r.name = relu;
     d.ops.push_back(r);
   }

@@ -174,8 +174,10 @@ bool SessionPicker::load(int index) {
 void SessionPicker::read_live_from_start(uint64_t id) {
   auto delta = prof::SessionRegistry::instance().read_since(id, prof::SnapshotCursor{});
   if (!delta)
-    throw rt::ValueError(fmt::format("live session {} is no longer kept (only the last {} sessions of this process "
-                                     "are)", id, prof::SessionRegistry::kCapacity));
+    throw rt::ValueError(
+        fmt::format("live session {} is no longer kept (only the last {} sessions of this process "
+                    "are)",
+                    id, prof::SessionRegistry::kCapacity));
   live_cursor_ = delta->cursor;
   live_data_ = std::make_shared<prof::SessionData>(std::move(delta->records));
 }

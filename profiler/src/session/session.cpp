@@ -393,8 +393,9 @@ SessionDelta Session::snapshot_since(const SnapshotCursor& cursor) const {
   State& s = *state_;
   std::lock_guard<std::mutex> lk(s.mu);
   if (cursor.session != 0 && cursor.session != s.serial)
-    throw rt::ValueError("Session::snapshot_since: the cursor belongs to another session; pass a default "
-                         "SnapshotCursor to read this one from the start");
+    throw rt::ValueError(
+        "Session::snapshot_since: the cursor belongs to another session; pass a default "
+        "SnapshotCursor to read this one from the start");
   SessionDelta out;
   if (cursor.session == 0 || cursor.layout != s.layout) {  // Note [Delta cursor]
     out.reset = true;
@@ -419,10 +420,11 @@ SessionDelta Session::snapshot_since(const SnapshotCursor& cursor) const {
       {"kept graphs", {cursor.graphs_kept, d.graphs.size()}}};
   for (const auto& [what, seen] : counts)
     if (seen.first > seen.second)
-      throw rt::ValueError(fmt::format("Session::snapshot_since: the cursor is ahead of the session: it has read {} "
-                                       "{}, the session holds {}; pass the cursor this session's previous read "
-                                       "returned",
-                                       seen.first, what, seen.second));
+      throw rt::ValueError(
+          fmt::format("Session::snapshot_since: the cursor is ahead of the session: it has read {} "
+                      "{}, the session holds {}; pass the cursor this session's previous read "
+                      "returned",
+                      seen.first, what, seen.second));
 
   SessionData& r = out.records;
   r.name = d.name;

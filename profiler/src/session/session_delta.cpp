@@ -26,16 +26,19 @@ void append(std::vector<T>& into, std::vector<T>& more) {
 
 SessionGrowth append_delta(SessionData& into, SessionDelta&& delta) {
   if (delta.reset)
-    throw ValueError("append_delta: the delta is a reset (it holds the whole session, e.g. after stop() sorted "
-                     "it): replace the data with delta.records instead of appending");
+    throw ValueError(
+        "append_delta: the delta is a reset (it holds the whole session, e.g. after stop() sorted "
+        "it): replace the data with delta.records instead of appending");
   if (delta.first_new_string != into.strings.size())
-    throw ValueError(fmt::format("append_delta: the delta's new strings start at id {} but the data holds {} "
-                                 "strings: it does not hold what this cursor read before (give each reader its "
-                                 "own data and cursor)",
-                                 delta.first_new_string, into.strings.size()));
+    throw ValueError(
+        fmt::format("append_delta: the delta's new strings start at id {} but the data holds {} "
+                    "strings: it does not hold what this cursor read before (give each reader its "
+                    "own data and cursor)",
+                    delta.first_new_string, into.strings.size()));
   if (delta.replaces_open_step && into.steps.empty())
-    throw ValueError("append_delta: the delta replaces the open step of the previous read, but the data holds no "
-                     "step: it does not hold what this cursor read before");
+    throw ValueError(
+        "append_delta: the delta replaces the open step of the previous read, but the data holds no "
+        "step: it does not hold what this cursor read before");
 
   SessionData& more = delta.records;
   SessionGrowth g;
@@ -48,9 +51,10 @@ SessionGrowth append_delta(SessionData& into, SessionDelta&& delta) {
   for (const std::string& s : delta.new_strings) {
     const size_t expected = into.strings.size();
     if (into.strings.intern(s) != expected)
-      throw ValueError(fmt::format("append_delta: the delta's string '{}' is already in the data: the delta does "
-                                   "not continue it",
-                                   s));
+      throw ValueError(
+          fmt::format("append_delta: the delta's string '{}' is already in the data: the delta does "
+                      "not continue it",
+                      s));
   }
   g.threads_changed = !same_threads(into.threads, more.threads);
   into.threads = std::move(more.threads);
@@ -72,8 +76,8 @@ SessionGrowth append_delta(SessionData& into, SessionDelta&& delta) {
   if (delta.graphs_changed) into.graphs = std::move(more.graphs);
   g.graphs_changed = delta.graphs_changed;
   g.records_changed = into.ops.size() != g.ops || into.gpu.size() != g.gpu || into.memory.size() != g.memory ||
-                      into.counters.size() != g.counters || into.steps.size() != g.steps ||
-                      delta.replaces_open_step || delta.graphs_changed || into.strings.size() != g.strings;
+                      into.counters.size() != g.counters || into.steps.size() != g.steps || delta.replaces_open_step ||
+                      delta.graphs_changed || into.strings.size() != g.strings;
   return g;
 }
 

@@ -122,8 +122,10 @@ std::optional<SessionDelta> SessionRegistry::read_since(uint64_t id, const Snaps
   if (it == entries_.end()) return std::nullopt;
   if (it->session) return it->session->snapshot_since(cursor);
   if (cursor.session != 0 && cursor.session != it->kept_cursor.session)
-    throw rt::ValueError("SessionRegistry::read_since: the cursor belongs to another session; pass a default "
-                         "SnapshotCursor to read session " + std::to_string(id) + " from the start");
+    throw rt::ValueError(
+        "SessionRegistry::read_since: the cursor belongs to another session; pass a default "
+        "SnapshotCursor to read session " +
+        std::to_string(id) + " from the start");
   SessionDelta out;
   out.cursor = it->kept_cursor;
   const SessionData& kept = *it->kept;

@@ -29,7 +29,8 @@ NestingRepairs nest_slices(std::vector<NestedSlice>& slices) {
       ++repairs.end_before_start;
     }
   }
-  std::sort(slices.begin(), slices.end(), [](const NestedSlice& a, const NestedSlice& b) { return nests_before(a, b); });
+  std::sort(slices.begin(), slices.end(),
+            [](const NestedSlice& a, const NestedSlice& b) { return nests_before(a, b); });
   std::vector<OpenSlice> open;  // innermost last
   for (size_t i = 0; i < slices.size(); ++i) {
     NestedSlice& s = slices[i];

@@ -218,8 +218,12 @@ class VizPanelsTest : public QObject {
     rt::Tensor t = rt::randn({64, 64});
     for (int i = 0; i < 10; ++i) t = rt::matmul(t, t) * 0.01;
     panel->picker()->refreshLiveSessions();
-    QVERIFY(wait_until([&] { return panel->content() && panel->content()->data().name == "appended timeline" &&
-                                    !panel->content()->data().ops.empty(); }, 10000));
+    QVERIFY(wait_until(
+        [&] {
+          return panel->content() && panel->content()->data().name == "appended timeline" &&
+                 !panel->content()->data().ops.empty();
+        },
+        10000));
     SessionViewContent* shown = panel->content();
     const rt::prof::SessionData* data = &shown->data();
     rt::viz::draw::TimelineDraw& tl = *shown->timeline();
@@ -274,9 +278,12 @@ class VizPanelsTest : public QObject {
     live.start();
     live.counter("loss", 2.0);
     panel->picker()->refreshLiveSessions();
-    QVERIFY(wait_until([&] { return panel->content() && panel->content()->scalars() &&
-                                    panel->content()->data().name == "live scalars" &&
-                                    panel->content()->scalars()->names().size() == 1; }, 10000));
+    QVERIFY(wait_until(
+        [&] {
+          return panel->content() && panel->content()->scalars() && panel->content()->data().name == "live scalars" &&
+                 panel->content()->scalars()->names().size() == 1;
+        },
+        10000));
     SessionViewContent* shown = panel->content();
     for (int i = 0; i < 3; ++i) {
       live.counter("loss", 1.0 / (i + 1));

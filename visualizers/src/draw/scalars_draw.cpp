@@ -62,7 +62,8 @@ void ScalarsDraw::draw_toolbar(float scale) {
   ImGui::SameLine();
   int axis = axis_ == OverlayAxis::Step ? 0 : 1;
   ImGui::SetNextItemWidth(130 * scale);
-  if (ImGui::Combo("##axis", &axis, "Step\0Relative time\0")) set_axis(axis == 0 ? OverlayAxis::Step : OverlayAxis::RelativeTime);
+  if (ImGui::Combo("##axis", &axis, "Step\0Relative time\0"))
+    set_axis(axis == 0 ? OverlayAxis::Step : OverlayAxis::RelativeTime);
   for (size_t i = 0; i < sets_.size(); ++i) {
     ImGui::SameLine(0, 18 * scale);
     const ImVec2 p = ImGui::GetCursorScreenPos();

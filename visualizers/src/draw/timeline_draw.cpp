@@ -36,8 +36,7 @@ EventHue hue_of(const TimelineModel& model, const EventRef& e) {
 
 }  // namespace
 
-TimelineDraw::TimelineDraw(std::shared_ptr<const prof::SessionData> data)
-    : data_(data), model_(std::move(data)) {
+TimelineDraw::TimelineDraw(std::shared_ptr<const prof::SessionData> data) : data_(data), model_(std::move(data)) {
   view_.set_extent(model_.first_ns(), std::max(model_.last_ns(), model_.first_ns()));
   view_.fit_all();
   update_counter_ranges(0);

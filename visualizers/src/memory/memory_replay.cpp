@@ -48,7 +48,8 @@ std::array<size_t, 4> MemoryReplay::warning_counts() const {
 void MemoryReplay::add(const prof::SessionData& data, size_t from, std::vector<DeviceMemory>& devices,
                        MemoryBlocks& blocks) {
   blocks.origin_ns_ = data.start_ns;
-  for (size_t i = blocks.names_.size(); i < data.strings.size(); ++i) blocks.names_.push_back(data.strings.at(prof::StringId(i)));
+  for (size_t i = blocks.names_.size(); i < data.strings.size(); ++i)
+    blocks.names_.push_back(data.strings.at(prof::StringId(i)));
   std::map<int32_t, std::vector<uint32_t>> added;
   for (size_t k = from; k < data.memory.size(); ++k) added[data.memory[k].device].push_back(uint32_t(k));
   replayed_ = data.memory.size();
@@ -93,7 +94,8 @@ void MemoryReplay::rewind(const prof::SessionData& data, Device& dev, int64_t af
     }
   }
   if (!memory) return;
-  const auto keep = size_t(std::upper_bound(memory->times.begin(), memory->times.end(), after_ns) - memory->times.begin());
+  const auto keep =
+      size_t(std::upper_bound(memory->times.begin(), memory->times.end(), after_ns) - memory->times.begin());
   memory->times.resize(keep);
   memory->bytes.resize(keep);
   memory->totals.resize(keep);
@@ -128,8 +130,12 @@ void MemoryReplay::play(const prof::SessionData& data, uint32_t record, Device& 
       it->second = s.block;
     }
     const size_t c = category_index(e.category);
-    blocks.push_back({.start_ns = e.time_ns, .bytes = e.bytes, .address = e.address, .device = e.device,
-                      .category = prof::MemoryCategoryId(c), .op = e.op});
+    blocks.push_back({.start_ns = e.time_ns,
+                      .bytes = e.bytes,
+                      .address = e.address,
+                      .device = e.device,
+                      .category = prof::MemoryCategoryId(c),
+                      .op = e.op});
     dev.now[c] += e.bytes;
   } else {
     auto it = dev.live.find(e.address);

@@ -30,14 +30,14 @@ class MemoryReplay {
     uint32_t block = kNone;     // Alloc: the block it made; Free: the block it freed
     uint32_t previous = kNone;  // Alloc: the block live at the address before it
     Effect effect = Effect::Ignored;
-    int8_t warning = -1;        // the MemoryWarningKind it counted, -1 none
+    int8_t warning = -1;  // the MemoryWarningKind it counted, -1 none
   };
 
   struct Device {
-    std::vector<Step> steps;                     // in replay order: (time, record)
-    std::unordered_map<uint64_t, uint32_t> live; // address -> block
+    std::vector<Step> steps;                      // in replay order: (time, record)
+    std::unordered_map<uint64_t, uint32_t> live;  // address -> block
     CategoryBytes now{};
-    std::vector<uint32_t> peak_upto;             // per sample: the first sample with the largest total so far
+    std::vector<uint32_t> peak_upto;  // per sample: the first sample with the largest total so far
     std::array<size_t, 4> warnings{};
   };
 

@@ -58,10 +58,11 @@ MemoryTimelineModel& MemoryTimelineModel::operator=(MemoryTimelineModel&&) noexc
 
 void MemoryTimelineModel::append(const prof::SessionData& data, const prof::SessionGrowth& growth) {
   if (growth.memory != replay_->replayed() || growth.memory > data.memory.size())
-    throw ValueError(fmt::format("MemoryTimelineModel::append: the growth's first new memory event is {}, but the "
-                                 "model replayed {} and the data holds {}: give append() every growth of the data "
-                                 "it was built from, in order",
-                                 growth.memory, replay_->replayed(), data.memory.size()));
+    throw ValueError(
+        fmt::format("MemoryTimelineModel::append: the growth's first new memory event is {}, but the "
+                    "model replayed {} and the data holds {}: give append() every growth of the data "
+                    "it was built from, in order",
+                    growth.memory, replay_->replayed(), data.memory.size()));
   replay_->add(data, growth.memory, devices_, blocks_);
   set_warnings();
 }

@@ -86,14 +86,16 @@ void ScalarSet::add_samples(const prof::SessionData& data, size_t from) {
 
 void ScalarSet::append(const prof::SessionData& data, const prof::SessionGrowth& growth) {
   if (growth.counters != counters_seen_ || growth.counters > data.counters.size())
-    throw ValueError(fmt::format("ScalarSet::append: the growth's first new counter sample is {}, but the set holds "
-                                 "{} and the data {}: give append() every growth of the data it was built from, "
-                                 "in order",
-                                 growth.counters, counters_seen_, data.counters.size()));
+    throw ValueError(
+        fmt::format("ScalarSet::append: the growth's first new counter sample is {}, but the set holds "
+                    "{} and the data {}: give append() every growth of the data it was built from, "
+                    "in order",
+                    growth.counters, counters_seen_, data.counters.size()));
   if (growth.steps > steps_.size() || growth.steps > data.steps.size())
-    throw ValueError(fmt::format("ScalarSet::append: the growth's first new step is {}, but the set holds {} steps "
-                                 "and the data {}",
-                                 growth.steps, steps_.size(), data.steps.size()));
+    throw ValueError(
+        fmt::format("ScalarSet::append: the growth's first new step is {}, but the set holds {} steps "
+                    "and the data {}",
+                    growth.steps, steps_.size(), data.steps.size()));
   session_name_ = data.name;
   origin_ns_ = data.start_ns;
 

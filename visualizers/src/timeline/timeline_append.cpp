@@ -17,12 +17,13 @@ namespace {
 
 void check_continues(const char* what, size_t growth, size_t model, size_t data) {
   if (growth != model)
-    throw ValueError(fmt::format("TimelineModel::append: the growth's first new {} is {}, but the model holds {}: "
-                                 "give append() every growth of the data it was built from, in order",
-                                 what, growth, model));
+    throw ValueError(
+        fmt::format("TimelineModel::append: the growth's first new {} is {}, but the model holds {}: "
+                    "give append() every growth of the data it was built from, in order",
+                    what, growth, model));
   if (data < growth)
-    throw ValueError(fmt::format("TimelineModel::append: the growth starts at {} {} but the data holds only {}",
-                                 what, growth, data));
+    throw ValueError(fmt::format("TimelineModel::append: the growth starts at {} {} but the data holds only {}", what,
+                                 growth, data));
 }
 
 }  // namespace
@@ -33,9 +34,10 @@ void TimelineModel::append(const prof::SessionGrowth& growth) {
   check_continues("GPU activity", growth.gpu, gpu_events_.size(), d.gpu.size());
   check_continues("counter sample", growth.counters, counters_seen_, d.counters.size());
   if (growth.steps > steps_seen_ || growth.steps > d.steps.size())
-    throw ValueError(fmt::format("TimelineModel::append: the growth's first new step is {}, but the model holds {} "
-                                 "steps and the data {}",
-                                 growth.steps, steps_seen_, d.steps.size()));
+    throw ValueError(
+        fmt::format("TimelineModel::append: the growth's first new step is {}, but the model holds {} "
+                    "steps and the data {}",
+                    growth.steps, steps_seen_, d.steps.size()));
   const bool steps_changed = growth.steps != steps_seen_ || d.steps.size() != steps_seen_;
 
   append_intervals(growth);
@@ -55,7 +57,8 @@ void TimelineModel::append(const prof::SessionGrowth& growth) {
 
   std::vector<uint32_t> order(tracks_.size());
   std::iota(order.begin(), order.end(), uint32_t(0));
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return displayed_before(tracks_[a], tracks_[b]); });
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return displayed_before(tracks_[a], tracks_[b]); });
   if (!std::is_sorted(order.begin(), order.end())) {
     std::vector<Track> tracks;
     std::vector<uint32_t> slots;
@@ -81,9 +84,11 @@ void TimelineModel::append_intervals(const prof::SessionGrowth& growth) {
     added[key({TrackKind::Thread, d.ops[i].thread, 0})].push_back({uint32_t(i), EventSource::Op});
   for (size_t i = growth.gpu; i < d.gpu.size(); ++i) {
     const prof::GpuActivityRecord& g = d.gpu[i];
-    if (on_thread_track(g.kind)) added[key({TrackKind::Thread, g.thread, 0})].push_back({uint32_t(i), EventSource::Gpu});
+    if (on_thread_track(g.kind))
+      added[key({TrackKind::Thread, g.thread, 0})].push_back({uint32_t(i), EventSource::Gpu});
     if (on_stream_track(g.kind))
-      added[key({TrackKind::GpuStream, uint64_t(uint32_t(g.device)), g.stream})].push_back({uint32_t(i), EventSource::Gpu});
+      added[key({TrackKind::GpuStream, uint64_t(uint32_t(g.device)), g.stream})].push_back(
+          {uint32_t(i), EventSource::Gpu});
   }
   if (added.empty()) return;
 
@@ -149,7 +154,8 @@ void TimelineModel::append_steps() {
   repairs_.step_overlaps = built.step_overlaps;
   steps_seen_ = d.steps.size();
 
-  const auto it = std::find_if(tracks_.begin(), tracks_.end(), [](const Track& t) { return t.id.kind == TrackKind::Steps; });
+  const auto it =
+      std::find_if(tracks_.begin(), tracks_.end(), [](const Track& t) { return t.id.kind == TrackKind::Steps; });
   if (it == tracks_.end()) {
     if (built.tracks.empty()) return;
     tracks_.push_back(std::move(built.tracks.front()));

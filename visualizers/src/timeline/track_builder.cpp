@@ -108,8 +108,7 @@ bool on_thread_track(prof::GpuActivityKind k) {
 }
 
 bool on_stream_track(prof::GpuActivityKind k) {
-  return k == prof::GpuActivityKind::Kernel || k == prof::GpuActivityKind::Memcpy ||
-         k == prof::GpuActivityKind::Memset;
+  return k == prof::GpuActivityKind::Kernel || k == prof::GpuActivityKind::Memcpy || k == prof::GpuActivityKind::Memset;
 }
 
 void set_extent(Track& t) {

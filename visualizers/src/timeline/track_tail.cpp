@@ -78,8 +78,8 @@ void renest_tail(Track& track, const prof::SessionData& data, std::span<const Tr
     prof::NestedSlice s = slice_of(data, tail[k], k);
     if (s.end < s.start) {
       s.end = s.start;
-      const bool is_new = tail[k].second == EventSource::Op ? tail[k].first >= first_new_op
-                                                            : tail[k].first >= first_new_gpu;
+      const bool is_new =
+          tail[k].second == EventSource::Op ? tail[k].first >= first_new_op : tail[k].first >= first_new_gpu;
       if (is_new) ++repairs.end_before_start;
     }
     slices.push_back(s);
@@ -115,8 +115,7 @@ void merge_counter_samples(Track& track, const prof::SessionData& data, std::spa
   merged.reserve(samples.size() - from + more.size());
   size_t i = from, j = 0;
   while (i < samples.size() || j < more.size()) {
-    const bool take_kept =
-        j == more.size() || (i < samples.size() && times[i] <= data.counters[more[j]].time_ns);
+    const bool take_kept = j == more.size() || (i < samples.size() && times[i] <= data.counters[more[j]].time_ns);
     merged.push_back(take_kept ? samples[i++] : more[j++]);
   }
   samples.resize(from);

@@ -70,8 +70,8 @@
 // Note [Session memory]
 // With keep_in_memory (the default) the session holds every record, as data() and snapshot()
 // return them: 64 bytes per op, 112 per GPU activity, 56 per memory event, 24 per counter or
-// step, plus each distinct string once; snapshot() copies all of it, snapshot_since() what is new. Each recording thread's
-// buffer takes about 300 KiB, more only while the thread records faster than the flush thread
+// step, plus each distinct string once; snapshot() copies all of it, snapshot_since() what is new.
+// Each recording thread's buffer takes about 300 KiB, more only while the thread records faster than the flush thread
 // drains; batches waiting for a store that cannot keep up (bench/prof_live_bench measures its
 // rate) also stay in memory until written. With keep_in_memory = false (requires store_path)
 // each flush drops what it queued for the store: data() and snapshot() then hold the header,

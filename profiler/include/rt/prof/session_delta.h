@@ -56,25 +56,25 @@ namespace rt::prof {
 
 // Where a reader stands in one session: what it has been given so far. Opaque (see the contracts above).
 struct SnapshotCursor {
-  uint64_t session = 0;   // the session's serial number in this process; 0: nothing read
-  uint64_t layout = 0;    // bumped when the session reorders its records (stop() sorts them)
-  uint64_t ops = 0;       // records read so far, counted in drain order
+  uint64_t session = 0;  // the session's serial number in this process; 0: nothing read
+  uint64_t layout = 0;   // bumped when the session reorders its records (stop() sorts them)
+  uint64_t ops = 0;      // records read so far, counted in drain order
   uint64_t gpu = 0;
   uint64_t memory = 0;
   uint64_t counters = 0;
   uint64_t closed_steps = 0;
   uint64_t strings = 0;
-  uint64_t graphs_kept = 0;      // SessionData::graphs of the session when read
-  uint64_t latest_graph = 0;     // the version of the session's latest backward graph when read
-  bool open_step = false;        // the read ended its steps with the step still open
+  uint64_t graphs_kept = 0;   // SessionData::graphs of the session when read
+  uint64_t latest_graph = 0;  // the version of the session's latest backward graph when read
+  bool open_step = false;     // the read ended its steps with the step still open
   bool operator==(const SnapshotCursor&) const = default;
 };
 
 struct SessionDelta {
-  SnapshotCursor cursor;            // pass it to the next read
-  bool reset = false;               // records is the whole session: replace, do not append
+  SnapshotCursor cursor;  // pass it to the next read
+  bool reset = false;     // records is the whole session: replace, do not append
   SessionData records;
-  StringId first_new_string = 0;    // increments: the id of new_strings[0]
+  StringId first_new_string = 0;  // increments: the id of new_strings[0]
   std::vector<std::string> new_strings;
   bool graphs_changed = false;      // increments: records.graphs replaces the graphs read before
   bool replaces_open_step = false;  // increments: drop the last step read before appending records.steps

@@ -46,8 +46,8 @@ class MemoryReplay;
 // Built by MemoryTimelineModel; hover texts give times relative to the session's start.
 class MemoryBlocks {
  public:
-  size_t size() const;                                                     // blocks on every device
-  const std::vector<MemoryBlock>& on_device(int32_t device) const;        // by start time; empty: none
+  size_t size() const;                                                        // blocks on every device
+  const std::vector<MemoryBlock>& on_device(int32_t device) const;            // by start time; empty: none
   std::vector<const MemoryBlock*> alive_at(int32_t device, int64_t t) const;  // in stacking order
   std::vector<const MemoryBlock*> largest_at(int32_t device, int64_t t, size_t n) const;  // largest first
   const MemoryBlock* hit_test(int32_t device, int64_t t, int64_t offset_bytes) const;  // nullptr: none
@@ -59,7 +59,7 @@ class MemoryBlocks {
   std::vector<MemoryBlock>& device_blocks(int32_t device);  // creates the device's list
 
   std::vector<std::pair<int32_t, std::vector<MemoryBlock>>> devices_;  // by device
-  std::vector<std::string> names_;  // the session's strings
+  std::vector<std::string> names_;                                     // the session's strings
   int64_t origin_ns_ = 0;
 };
 

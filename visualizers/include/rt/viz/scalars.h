@@ -32,9 +32,9 @@
 //   growth says. The set becomes exactly what a new ScalarSet of `data` would be, at the cost of what arrived:
 //   new samples are merged into their series (a new counter name adds a series in name order), and when steps
 //   changed (a live session's open step is replaced at every read) only the samples from the earliest changed
-//   step's start on are tagged again (the set's copy of the steps is renewed: a session has few). A growth that does not continue the set (its first new counter sample
-//   is not the number the set holds, its first changed step is past the steps the set holds, or either is past
-//   the data's) throws rt::ValueError.
+//   step's start on are tagged again (the set's copy of the steps is renewed: a session has few). A growth that does
+//   not continue the set (its first new counter sample is not the number the set holds, its first changed step is past
+//   the steps the set holds, or either is past the data's) throws rt::ValueError.
 #pragma once
 #include <cstdint>
 #include <span>
