@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   t = Clock::now();
   const MemoryTimelineModel memory(memory_data);
   std::snprintf(note, sizeof note, "%zu events, %zu blocks (generated in %.0f ms)", memory_data.memory.size(),
-                memory.blocks().all().size(), generated);
+                memory.blocks().size(), generated);
   rows.push_back({"memory timeline build", ms_since(t), note});
   const DeviceMemory& cpu = memory.devices().front();
   std::vector<MemoryColumn> columns;

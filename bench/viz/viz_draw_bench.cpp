@@ -270,7 +270,7 @@ int main(int argc, char** argv) {
       t = Clock::now();
       rt::viz::draw::MemoryDraw view(memory);
       std::printf("memory view built in %.0f ms (%zu blocks)\n", ms_between(t, Clock::now()),
-                  view.model().blocks().all().size());
+                  view.model().blocks().size());
       ViewContent content([&](ImVec2 size, float scale) { view.draw(size, scale); });
       view.fit_all();
       const int64_t first = view.view().t0(), last = view.view().t1();

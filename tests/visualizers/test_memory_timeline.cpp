@@ -98,8 +98,8 @@ TEST_CASE("imperfect records are repaired and counted") {
   REQUIRE(dev.totals == std::vector<int64_t>{100, 300, 100});
   REQUIRE(dev.bytes.back()[size_t(MemoryCategoryId::Activation)] == 100);  // the first block leaked
   REQUIRE(dev.bytes.back()[size_t(MemoryCategoryId::Gradient)] == 0);
-  REQUIRE(model.blocks().all().size() == 2);
-  REQUIRE_FALSE(model.blocks().all()[0].freed);
+  REQUIRE(model.blocks().size() == 2);
+  REQUIRE_FALSE(model.blocks().on_device(0)[0].freed);
   REQUIRE(model.device(3) == nullptr);
 }
 
@@ -185,6 +185,7 @@ TEST_CASE("hit-testing the stack finds the block and its allocating op; largest 
 TEST_CASE("a session without memory events has no devices") {
   const MemoryTimelineModel model(rt::prof::SessionData{});
   REQUIRE(model.devices().empty());
-  REQUIRE(model.blocks().all().empty());
+  REQUIRE(model.blocks().size() == 0);
+  REQUIRE(model.blocks().on_device(-1).empty());
   REQUIRE(model.blocks().hit_test(0, 0, 0) == nullptr);
 }

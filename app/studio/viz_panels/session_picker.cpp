@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "rt/error.h"
 #include "rt/prof/session_registry.h"
 #include "rt/prof/store.h"
@@ -147,7 +149,13 @@ bool SessionPicker::load(int index) {
   const Entry& e = is_live ? live_[size_t(index)] : opened_[size_t(index) - live_.size()];
   std::shared_ptr<const prof::SessionData> data;
   try {
-    data = load_session(e.source);
+    if (is_live) {
+      read_live_from_start(e.source.live_id);
+      data = live_data_;
+    } else {
+      data = load_session(e.source);
+      live_data_.reset();
+    }
   } catch (const std::exception& ex) {
     show_error(QString::fromStdString(ex.what()));
     return false;
@@ -163,18 +171,34 @@ bool SessionPicker::load(int index) {
   return true;
 }
 
+void SessionPicker::read_live_from_start(uint64_t id) {
+  auto delta = prof::SessionRegistry::instance().read_since(id, prof::SnapshotCursor{});
+  if (!delta)
+    throw rt::ValueError(
+        fmt::format("live session {} is no longer kept (only the last {} sessions of this process "
+                    "are)",
+                    id, prof::SessionRegistry::kCapacity));
+  live_cursor_ = delta->cursor;
+  live_data_ = std::make_shared<prof::SessionData>(std::move(delta->records));
+}
+
 void SessionPicker::refresh_current_live() {
-  if (current_ < 0 || size_t(current_) >= live_.size()) {
+  if (current_ < 0 || size_t(current_) >= live_.size() || !live_data_) {
     live_timer_.stop();
     return;
   }
   const uint64_t id = live_[size_t(current_)].source.live_id;
-  // Ask first, snapshot second: a session that stopped in between is then read complete.
+  // Ask first, read second: a session that stopped in between is then read complete.
   bool recording = false;
   for (const prof::RegisteredSession& s : prof::SessionRegistry::instance().list())
     if (s.id == id) recording = s.recording;
-  auto data = prof::SessionRegistry::instance().snapshot(id);
-  if (!data) {
+  std::optional<prof::SessionDelta> delta;
+  try {
+    delta = prof::SessionRegistry::instance().read_since(id, live_cursor_);
+  } catch (const std::exception&) {  // the cursor does not fit the session: read it whole
+    delta = prof::SessionRegistry::instance().read_since(id, prof::SnapshotCursor{});
+  }
+  if (!delta) {
     live_timer_.stop();
     return;
   }
@@ -182,7 +206,20 @@ void SessionPicker::refresh_current_live() {
     live_timer_.stop();
     status_->setText(QString());
   }
-  emit sessionLoaded(std::move(data), true);
+  live_cursor_ = delta->cursor;
+  if (!delta->reset) {
+    try {
+      const prof::SessionGrowth growth = prof::append_delta(*live_data_, std::move(*delta));
+      if (growth.any()) emit sessionGrew(live_data_, growth);
+      return;
+    } catch (const std::exception&) {  // the data does not continue: read the session whole
+      delta = prof::SessionRegistry::instance().read_since(id, prof::SnapshotCursor{});
+      if (!delta) return;
+      live_cursor_ = delta->cursor;
+    }
+  }
+  live_data_ = std::make_shared<prof::SessionData>(std::move(delta->records));
+  emit sessionLoaded(live_data_, true);
 }
 
 void SessionPicker::refreshLiveSessions() {

@@ -3,12 +3,19 @@
 // and of the sessions of opened stores and traces, with "Open store…" and "Open trace…" buttons.
 //
 //   auto* picker = new SessionPicker(parent);
-//   connect(picker, &SessionPicker::sessionLoaded, this, [host](auto data, bool live) { ... });
+//   connect(picker, &SessionPicker::sessionLoaded, this, [host](auto data, bool live) { ... });   // build views
+//   connect(picker, &SessionPicker::sessionGrew, this, [](auto data, auto growth) { ... });      // append to them
 //   picker->openStore("runs.sqlite");     // what "Open store…" does after its file dialog
 //
 // Contracts
 // - sessionLoaded is emitted on the GUI thread after the user (or openStore/openTrace/choose) picks a
-//   session, and every kLiveRefreshMs while the chosen live session records (with a fresh snapshot).
+//   session: the views are built from `data`.
+// - While the chosen live session records, every kLiveRefreshMs the picker reads only what the session
+//   recorded since its previous read (SessionRegistry::read_since, rt/prof/session_delta.h), appends it to
+//   the data it emitted (the same SessionData object, which it owns and grows) and emits sessionGrew with
+//   where it grew, unless nothing changed. When a read is a reset (the session stopped and sorted its
+//   records, or the picker could not continue its data) it emits sessionLoaded(data, true) with new data
+//   instead, as for the first load.
 // - Errors (unreadable file, vanished session) are shown in the toolbar and emitted as failed(); the
 //   previous session stays shown. Loading runs on the GUI thread.
 // - Live entries come from rt::prof::SessionRegistry, polled every kListRefreshMs while visible.
@@ -21,6 +28,7 @@
 #include <vector>
 
 #include "rt/prof/events.h"
+#include "rt/prof/session_delta.h"
 #include "viz_panels/session_source.h"
 
 class QComboBox;
@@ -54,6 +62,7 @@ class SessionPicker : public QWidget {
 
  signals:
   void sessionLoaded(std::shared_ptr<const rt::prof::SessionData> data, bool live);
+  void sessionGrew(std::shared_ptr<const rt::prof::SessionData> data, rt::prof::SessionGrowth growth);
   void failed(const QString& message);
 
  protected:
@@ -70,6 +79,8 @@ class SessionPicker : public QWidget {
   bool load(int index);
   void show_error(const QString& message);
   void refresh_current_live();
+  // Reads live session `id` from the start (a reset) into live_data_; throws rt::ValueError when it left.
+  void read_live_from_start(uint64_t id);
 
   QComboBox* combo_ = nullptr;
   QLabel* status_ = nullptr;
@@ -77,6 +88,8 @@ class SessionPicker : public QWidget {
   std::vector<Entry> live_;     // from the registry, newest first
   std::vector<Entry> opened_;   // from stores and traces, in the order opened
   int current_ = -1;            // index into the combined list
+  std::shared_ptr<prof::SessionData> live_data_;  // the shown live session as read so far, grown at each read
+  prof::SnapshotCursor live_cursor_;              // where the reads of live_data_ stand
   bool rebuilding_ = false;
   QTimer list_timer_;
   QTimer live_timer_;

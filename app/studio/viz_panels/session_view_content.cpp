@@ -42,6 +42,12 @@ SessionViewContent::~SessionViewContent() {
   }
 }
 
+void SessionViewContent::append(const prof::SessionGrowth& growth) {
+  if (timeline_) timeline_->append(growth);
+  if (memory_) memory_->append(growth);
+  if (scalars_) scalars_->append(sessions_.size() - 1, growth);
+}
+
 void SessionViewContent::draw(ImGuiFrame& frame) {
   const ImVec2 size = frame.size();
   if (timeline_) timeline_->draw(size, frame.scale(), cursor_.get());

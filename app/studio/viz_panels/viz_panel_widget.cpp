@@ -61,6 +61,10 @@ VizPanelWidget::VizPanelWidget(VizView view, std::shared_ptr<SharedTimeCursor> c
   }
   connect(picker_, &SessionPicker::sessionLoaded, this,
           [this](std::shared_ptr<const prof::SessionData> data, bool live) { show_session(std::move(data), live); });
+  connect(picker_, &SessionPicker::sessionGrew, this,
+          [this](std::shared_ptr<const prof::SessionData> data, prof::SessionGrowth growth) {
+            grow_session(data, growth);
+          });
   connect(host_, &ImGuiHostWidget::frameDrawn, cursor_.get(), &SharedTimeCursor::notify_if_changed);
   connect(cursor_.get(), &SharedTimeCursor::changed, host_, &ImGuiHostWidget::requestFrame);
 }
@@ -79,11 +83,23 @@ void VizPanelWidget::show_session(std::shared_ptr<const prof::SessionData> data,
   }
   const bool overlay = overlay_ && overlay_->isChecked() && !refresh;
   if (overlay) sessions_.push_back(std::move(data));
+  else if (refresh && !sessions_.empty()) sessions_.back() = std::move(data);
   else sessions_.assign(1, std::move(data));
   last_was_live_ = live;
   auto next = std::make_unique<SessionViewContent>(view_, sessions_, cursor_->cursor);
   if (zoomed && next->timeline()) next->timeline()->set_window(zoomed->first, zoomed->second);
   host_->setContent(std::move(next));
+}
+
+void VizPanelWidget::grow_session(const std::shared_ptr<const prof::SessionData>& data,
+                                  const prof::SessionGrowth& growth) {
+  SessionViewContent* shown = content();
+  if (!shown || sessions_.empty() || sessions_.back() != data || shown->sessions().back() != data) {
+    show_session(data, true);  // not showing this data: build the view from it
+    return;
+  }
+  shown->append(growth);
+  host_->requestFrame();
 }
 
 }  // namespace rt::studio

@@ -6,8 +6,12 @@
 //   w->picker()->openStore("runs.sqlite");
 //
 // Contracts
-// - Choosing a session replaces the host's content; a live session that records is re-snapshotted by
-//   the picker and redrawn (the view then shows the whole session so far).
+// - Choosing a session replaces the host's content. While a live session records, the picker grows its
+//   data with what was recorded since its previous read and the panel hands the growth to the content it
+//   shows (SessionViewContent::append), so a refresh costs what arrived, not the whole session; the view keeps
+//   its state (a timeline fitted to the session keeps fitting it as it grows, a zoomed one stays, the
+//   selection stays on its event). A reset (the session stopped) rebuilds the content, keeping a zoomed
+//   timeline's window; in the scalars panel it replaces the live session's lines and keeps the overlaid ones.
 // - SharedTimeCursor: views of the same session in several panels share their time window and hover
 //   time; when one panel's frame changed the cursor, every panel sharing it redraws.
 // - Scalars: with "Overlay" checked, a newly chosen session is added to the charts instead of replacing
@@ -59,6 +63,7 @@ class VizPanelWidget : public QWidget {
 
  private:
   void show_session(std::shared_ptr<const prof::SessionData> data, bool live);
+  void grow_session(const std::shared_ptr<const prof::SessionData>& data, const prof::SessionGrowth& growth);
 
   VizView view_;
   std::shared_ptr<SharedTimeCursor> cursor_;

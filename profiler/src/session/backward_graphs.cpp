@@ -98,8 +98,12 @@ void BackwardGraphs::on_backward_end() {
 void BackwardGraphs::keep(GraphRecord record) {
   record.backward_index = calls_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lk(mu_);
-  if (!first_ && !first_taken_) first_ = std::move(record);
-  else latest_ = std::move(record);
+  if (!first_ && !first_taken_) {
+    first_ = std::move(record);
+  } else {
+    latest_ = std::move(record);
+    ++latest_version_;
+  }
 }
 
 void BackwardGraphs::take_first(std::vector<GraphRecord>& out) {
@@ -117,9 +121,15 @@ void BackwardGraphs::take_latest(std::vector<GraphRecord>& out) {
   latest_.reset();
 }
 
-std::optional<GraphRecord> BackwardGraphs::peek_latest() const {
+std::optional<GraphRecord> BackwardGraphs::peek_latest(uint64_t* version) const {
   std::lock_guard<std::mutex> lk(mu_);
+  if (version) *version = latest_version_;
   return latest_;
+}
+
+uint64_t BackwardGraphs::latest_version() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return latest_version_;
 }
 
 }  // namespace rt::prof::session

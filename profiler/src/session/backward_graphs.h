@@ -55,8 +55,11 @@ class BackwardGraphs final : public autograd::AutogradObserver {
   void take_first(std::vector<GraphRecord>& out);
   // Moves the latest graph into `out` when a backward after the first one was captured.
   void take_latest(std::vector<GraphRecord>& out);
-  // Copies the latest graph not yet taken (a live snapshot of the session).
-  std::optional<GraphRecord> peek_latest() const;
+  // Copies the latest graph not yet taken (a live snapshot of the session); with `version`, also the
+  // version of that latest graph (it counts the graphs kept as the latest, so a reader that saw version v
+  // has seen the latest graph exactly while latest_version() == v).
+  std::optional<GraphRecord> peek_latest(uint64_t* version = nullptr) const;
+  uint64_t latest_version() const;
   uint64_t backward_calls() const { return calls_.load(std::memory_order_relaxed); }
 
   void on_backward_start(size_t num_nodes) override;
@@ -73,6 +76,7 @@ class BackwardGraphs final : public autograd::AutogradObserver {
   std::optional<GraphRecord> first_;  // until taken
   bool first_taken_ = false;
   std::optional<GraphRecord> latest_;
+  uint64_t latest_version_ = 0;  // guarded by mu_
 };
 
 }  // namespace rt::prof::session

@@ -4,6 +4,16 @@
 
 namespace rt::prof::session {
 
+namespace {
+
+// Room for `more` records, growing geometrically: an exact reserve would copy the whole vector at every flush.
+template <typename T>
+void reserve_more(std::vector<T>& v, size_t more) {
+  if (v.size() + more > v.capacity()) v.reserve(std::max(v.size() + more, v.capacity() * 2));
+}
+
+}  // namespace
+
 void merge_batch(SessionData& into, SessionData& batch, bool keep_records) {
   std::vector<StringId> remap(batch.strings.size(), 0);
   auto id = [&](StringId local) {
@@ -26,7 +36,7 @@ void merge_batch(SessionData& into, SessionData& batch, bool keep_records) {
   for (const auto& [key, value] : batch.metadata) into.metadata[key] = value;
   if (!keep_records) return;
 
-  into.ops.reserve(into.ops.size() + batch.ops.size());
+  reserve_more(into.ops, batch.ops.size());
   for (OpRecord r : batch.ops) {
     r.name = id(r.name);
     r.module = id(r.module);
@@ -38,7 +48,7 @@ void merge_batch(SessionData& into, SessionData& batch, bool keep_records) {
     r.name = id(r.name);
     into.gpu.push_back(r);
   }
-  into.memory.reserve(into.memory.size() + batch.memory.size());
+  reserve_more(into.memory, batch.memory.size());
   for (MemoryRecord r : batch.memory) {
     r.op = id(r.op);
     into.memory.push_back(r);

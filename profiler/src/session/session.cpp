@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <mutex>
@@ -26,6 +27,7 @@ namespace rt::prof {
 namespace {
 std::mutex g_active_mu;
 bool g_active = false;  // one session records at a time
+std::atomic<uint64_t> g_next_serial{1};  // SnapshotCursor::session
 
 int64_t epoch_offset_ns() {
   const int64_t epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -52,6 +54,18 @@ const char* yes_no(bool b) { return b ? "true" : "false"; }
 }  // namespace
 
 enum class Phase { Created, Recording, Stopping, Stopped };
+
+// Note [Delta cursor]
+// While a session records, `data` only grows: each flush (and each read) appends the drained batch at the
+// end of every record vector, in drain order, and nothing reorders it until stop() sorts the records by
+// time. So a count of records per kind is a position in `data` that stays valid for the whole recording:
+// snapshot_since() copies each vector from the cursor's count to its end and sorts only that copy. Counts
+// into a time-sorted vector would not do: a record drained late (an outer op is written when it ends, after
+// its children; a thread's buffer drained just after another's) sorts before records already read, and
+// would shift them. The one reordering, stop()'s sort, bumps `layout`; a cursor of an older layout gets the
+// whole (sorted) session once, as a reset. Strings only grow too (StringTable interns at the end), and the
+// closed steps, the kept graphs and the latest graph's version are counted the same way. With
+// keep_in_memory = false the vectors stay empty, and so do the deltas.
 
 // Records flow: thread buffers -> `batch` (drain) -> `data` (merge) and, with a store, the
 // outbox -> the store (the flush thread, outside mu). Lock order: mu, the buffer registry's,
@@ -111,6 +125,46 @@ struct Session::State {
     for (const SessionData& b : ready) sink->write(b);
   }
 
+  // Everything so far, as snapshot() returns it, and the version of the latest graph it holds. Caller
+  // holds mu; drains first while recording.
+  SessionData snapshot_locked(uint64_t* graph_version = nullptr) {
+    if (phase == Phase::Recording) {
+      drain();
+      take_batch();
+    }
+    SessionData copy = data;
+    if (graph_version) *graph_version = graphs.latest_version();
+    if (phase == Phase::Recording) {
+      if (options.keep_in_memory) {
+        copy.steps.push_back(open_step());
+        if (auto latest = graphs.peek_latest(graph_version)) copy.graphs.push_back(std::move(*latest));
+      }
+      sort_records(copy);
+    }
+    return copy;
+  }
+
+  // The position of a reader that holds everything in `data` (and the open step when `open`), with the
+  // latest graph of `graph_version`. Caller holds mu.
+  SnapshotCursor cursor_at_end(bool open, uint64_t graph_version) const {
+    SnapshotCursor c;
+    c.session = serial;
+    c.layout = layout;
+    c.ops = data.ops.size();
+    c.gpu = data.gpu.size();
+    c.memory = data.memory.size();
+    c.counters = data.counters.size();
+    c.closed_steps = data.steps.size();
+    c.strings = data.strings.size();
+    c.graphs_kept = data.graphs.size();
+    c.latest_graph = graph_version;
+    c.open_step = open;
+    return c;
+  }
+
+  bool shows_open_step() const { return phase == Phase::Recording && options.keep_in_memory; }
+  StepRecord open_step() const { return {step_index, step_start, rt::now_ns()}; }
+
   void require_recording(const char* what) const {
     if (phase != Phase::Recording)
       throw rt::Error(std::string("Session::") + what + ": the session is not recording; call start() first" +
@@ -133,6 +187,8 @@ struct Session::State {
   std::string flush_error;
   int64_t step_index = 0;
   int64_t step_start = 0;
+  const uint64_t serial = g_next_serial.fetch_add(1);
+  uint64_t layout = 0;  // Note [Delta cursor]
 };
 
 Session::Session(SessionOptions options) : state_(std::make_unique<State>(std::move(options))) {}
@@ -145,7 +201,12 @@ Session::~Session() {
     }
   }
   // The studio's views may still show this session: the registry takes its final data.
-  SessionRegistry::instance().retire(*this, std::move(state_->data));
+  SnapshotCursor end;
+  {
+    std::lock_guard<std::mutex> lk(state_->mu);
+    end = state_->cursor_at_end(false, state_->graphs.latest_version());
+  }
+  SessionRegistry::instance().retire(*this, std::move(state_->data), end);
 }
 
 const SessionOptions& Session::options() const { return state_->options; }
@@ -289,6 +350,7 @@ void Session::stop() {
   lk.lock();
   s.flusher.reset();
   sort_records(d);
+  ++s.layout;  // Note [Delta cursor]
   d.complete = true;
   s.phase = Phase::Stopped;
   {
@@ -323,21 +385,76 @@ void Session::counter(std::string_view name, double value) {
 }
 
 SessionData Session::snapshot() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->snapshot_locked();
+}
+
+SessionDelta Session::snapshot_since(const SnapshotCursor& cursor) const {
   State& s = *state_;
   std::lock_guard<std::mutex> lk(s.mu);
+  if (cursor.session != 0 && cursor.session != s.serial)
+    throw rt::ValueError(
+        "Session::snapshot_since: the cursor belongs to another session; pass a default "
+        "SnapshotCursor to read this one from the start");
+  SessionDelta out;
+  if (cursor.session == 0 || cursor.layout != s.layout) {  // Note [Delta cursor]
+    out.reset = true;
+    uint64_t version = 0;
+    out.records = s.snapshot_locked(&version);
+    out.cursor = s.cursor_at_end(s.shows_open_step(), version);
+    return out;
+  }
+
   if (s.phase == Phase::Recording) {
     s.drain();
     s.take_batch();
   }
-  SessionData copy = s.data;
-  if (s.phase == Phase::Recording) {
-    if (s.options.keep_in_memory) {
-      copy.steps.push_back({s.step_index, s.step_start, rt::now_ns()});
-      if (auto latest = s.graphs.peek_latest()) copy.graphs.push_back(std::move(*latest));
-    }
-    sort_records(copy);
+  const SessionData& d = s.data;
+  const std::pair<const char*, std::pair<uint64_t, size_t>> counts[] = {
+      {"ops", {cursor.ops, d.ops.size()}},
+      {"GPU activities", {cursor.gpu, d.gpu.size()}},
+      {"memory events", {cursor.memory, d.memory.size()}},
+      {"counter samples", {cursor.counters, d.counters.size()}},
+      {"closed steps", {cursor.closed_steps, d.steps.size()}},
+      {"strings", {cursor.strings, d.strings.size()}},
+      {"kept graphs", {cursor.graphs_kept, d.graphs.size()}}};
+  for (const auto& [what, seen] : counts)
+    if (seen.first > seen.second)
+      throw rt::ValueError(
+          fmt::format("Session::snapshot_since: the cursor is ahead of the session: it has read {} "
+                      "{}, the session holds {}; pass the cursor this session's previous read "
+                      "returned",
+                      seen.first, what, seen.second));
+
+  SessionData& r = out.records;
+  r.name = d.name;
+  r.clock_offset_ns = d.clock_offset_ns;
+  r.start_ns = d.start_ns;
+  r.end_ns = d.end_ns;
+  r.complete = d.complete;
+  r.dropped_records = d.dropped_records;
+  r.metadata = d.metadata;
+  r.threads = d.threads;
+  r.ops.assign(d.ops.begin() + ptrdiff_t(cursor.ops), d.ops.end());
+  r.gpu.assign(d.gpu.begin() + ptrdiff_t(cursor.gpu), d.gpu.end());
+  r.memory.assign(d.memory.begin() + ptrdiff_t(cursor.memory), d.memory.end());
+  r.counters.assign(d.counters.begin() + ptrdiff_t(cursor.counters), d.counters.end());
+  sort_records(r);
+  r.steps.assign(d.steps.begin() + ptrdiff_t(cursor.closed_steps), d.steps.end());
+  out.replaces_open_step = cursor.open_step;
+  if (s.shows_open_step()) r.steps.push_back(s.open_step());
+  out.first_new_string = StringId(cursor.strings);
+  out.new_strings.assign(d.strings.all().begin() + ptrdiff_t(cursor.strings), d.strings.all().end());
+
+  uint64_t version = s.graphs.latest_version();
+  if (d.graphs.size() != cursor.graphs_kept || (s.shows_open_step() && version != cursor.latest_graph)) {
+    out.graphs_changed = true;
+    r.graphs = d.graphs;
+    if (s.shows_open_step())
+      if (auto latest = s.graphs.peek_latest(&version)) r.graphs.push_back(std::move(*latest));
   }
-  return copy;
+  out.cursor = s.cursor_at_end(s.shows_open_step(), version);
+  return out;
 }
 
 const SessionData& Session::data() const {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "rt/error.h"
 
 namespace rt::prof {
 
@@ -29,7 +32,8 @@ uint64_t SessionRegistry::add(const Session& session, int64_t start_ns) {
   return entries_.back().id;
 }
 
-void SessionRegistry::retire(const Session& session, SessionData&& final_data) noexcept {
+void SessionRegistry::retire(const Session& session, SessionData&& final_data,
+                             const SnapshotCursor& final_cursor) noexcept {
   std::lock_guard<std::mutex> lk(mu_);
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.session == &session; });
   if (it == entries_.end()) return;
@@ -45,6 +49,7 @@ void SessionRegistry::retire(const Session& session, SessionData&& final_data) n
     it->counts = session.counts();
     it->store_session_id = session.store_session_id();
     it->kept = std::make_shared<const SessionData>(std::move(final_data));
+    it->kept_cursor = final_cursor;
   } catch (...) {  // too big, or out of memory: nothing to keep
     entries_.erase(it);
     ++generation_;
@@ -109,6 +114,37 @@ std::shared_ptr<const SessionData> SessionRegistry::snapshot(uint64_t id) const 
   if (it == entries_.end()) return nullptr;
   if (it->session) return std::make_shared<const SessionData>(it->session->snapshot());
   return it->kept;
+}
+
+std::optional<SessionDelta> SessionRegistry::read_since(uint64_t id, const SnapshotCursor& cursor) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.id == id; });
+  if (it == entries_.end()) return std::nullopt;
+  if (it->session) return it->session->snapshot_since(cursor);
+  if (cursor.session != 0 && cursor.session != it->kept_cursor.session)
+    throw rt::ValueError(
+        "SessionRegistry::read_since: the cursor belongs to another session; pass a default "
+        "SnapshotCursor to read session " +
+        std::to_string(id) + " from the start");
+  SessionDelta out;
+  out.cursor = it->kept_cursor;
+  const SessionData& kept = *it->kept;
+  if (cursor != it->kept_cursor) {
+    out.reset = true;
+    out.records = kept;
+    return out;
+  }
+  SessionData& r = out.records;  // nothing new: the header and threads only
+  r.name = kept.name;
+  r.clock_offset_ns = kept.clock_offset_ns;
+  r.start_ns = kept.start_ns;
+  r.end_ns = kept.end_ns;
+  r.complete = kept.complete;
+  r.dropped_records = kept.dropped_records;
+  r.metadata = kept.metadata;
+  r.threads = kept.threads;
+  out.first_new_string = StringId(kept.strings.size());
+  return out;
 }
 
 uint64_t SessionRegistry::generation() const {

@@ -11,6 +11,16 @@ constexpr int32_t kRuntimeCallRank = 1 << 30;
 
 }  // namespace
 
+bool nest_next(NestedSlice& s, int32_t position, std::vector<OpenSlice>& open) {
+  while (!open.empty() && open.back().end <= s.start) open.pop_back();
+  s.parent = open.empty() ? -1 : open.back().position;
+  const bool clamped = !open.empty() && s.end > open.back().end;
+  if (clamped) s.end = open.back().end;
+  s.depth = int32_t(open.size());
+  open.push_back({s.end, position});
+  return clamped;
+}
+
 NestingRepairs nest_slices(std::vector<NestedSlice>& slices) {
   NestingRepairs repairs;
   for (NestedSlice& s : slices) {
@@ -19,28 +29,14 @@ NestingRepairs nest_slices(std::vector<NestedSlice>& slices) {
       ++repairs.end_before_start;
     }
   }
-  std::sort(slices.begin(), slices.end(), [](const NestedSlice& a, const NestedSlice& b) {
-    if (a.start != b.start) return a.start < b.start;
-    if (a.end != b.end) return a.end > b.end;
-    if (a.rank != b.rank) return a.rank < b.rank;
-    return a.index < b.index;
-  });
-  std::vector<int32_t> open;  // positions of the open slices, innermost last
+  std::sort(slices.begin(), slices.end(),
+            [](const NestedSlice& a, const NestedSlice& b) { return nests_before(a, b); });
+  std::vector<OpenSlice> open;  // innermost last
   for (size_t i = 0; i < slices.size(); ++i) {
     NestedSlice& s = slices[i];
-    while (!open.empty() && slices[size_t(open.back())].end <= s.start) open.pop_back();
-    s.parent = open.empty() ? -1 : open.back();
-    if (s.parent >= 0) {
-      NestedSlice& parent = slices[size_t(s.parent)];
-      if (s.end > parent.end) {
-        s.end = parent.end;
-        ++repairs.clamped;
-      }
-      parent.self_ns -= s.end - s.start;
-    }
-    s.depth = int32_t(open.size());
+    if (nest_next(s, int32_t(i), open)) ++repairs.clamped;
     s.self_ns = s.end - s.start;
-    open.push_back(int32_t(i));
+    if (s.parent >= 0) slices[size_t(s.parent)].self_ns -= s.end - s.start;
   }
   return repairs;
 }

@@ -1,7 +1,8 @@
 // The visualizer panels in a window on a real X server (run under `xvfb-run -a`): registered with the
 // shell's PanelRegistry, the timeline panel opens a store holding a recorded training and draws it
 // (saved as <build>/test-artifacts/viz-panel-timeline.png), lists a session that records in this process
-// and follows it, and reports a file it cannot open without losing what it shows.
+// and follows it (appending what each refresh read to the view it shows), and reports a file it cannot open
+// without losing what it shows.
 #include <QApplication>
 #include <QComboBox>
 #include <QMainWindow>
@@ -11,6 +12,7 @@
 #include "imgui_test_contents.h"
 #include "rt/prof/session.h"
 #include "rt/rt.h"
+#include "rt/viz/timeline.h"
 #include "shell/panel.h"
 #include "viz_panels/visualizer_panels.h"
 #include "viz_panels/viz_panel_widget.h"
@@ -192,6 +194,105 @@ class VizPanelsTest : public QObject {
     QVERIFY(wait_until([&] { return panel->content()->data().ops.size() > before; }, 10000));
     QCOMPARE(panel->content()->timeline()->view().t0(), t0);
     QCOMPARE(panel->content()->timeline()->view().t1(), t1);
+    live.stop();
+  }
+
+  void a_live_refresh_appends_to_the_view_it_shows() {
+    PanelRegistry registry;
+    register_visualizer_panels(registry);
+    QMainWindow window;
+    window.resize(1200, 500);
+    auto* panel = qobject_cast<VizPanelWidget*>(registry.find("timeline")->create_widget({}, &window));
+    window.setCentralWidget(panel);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    int loads = 0, growths = 0;
+    connect(panel->picker(), &SessionPicker::sessionLoaded, this, [&] { ++loads; });
+    connect(panel->picker(), &SessionPicker::sessionGrew, this, [&] { ++growths; });
+
+    rt::prof::SessionOptions options;
+    options.name = "appended timeline";
+    options.flush_interval = std::chrono::milliseconds(20);
+    rt::prof::Session live(options);
+    live.start();
+    rt::Tensor t = rt::randn({64, 64});
+    for (int i = 0; i < 10; ++i) t = rt::matmul(t, t) * 0.01;
+    panel->picker()->refreshLiveSessions();
+    QVERIFY(wait_until(
+        [&] {
+          return panel->content() && panel->content()->data().name == "appended timeline" &&
+                 !panel->content()->data().ops.empty();
+        },
+        10000));
+    SessionViewContent* shown = panel->content();
+    const rt::prof::SessionData* data = &shown->data();
+    rt::viz::draw::TimelineDraw& tl = *shown->timeline();
+    const auto first_op = tl.model().find(rt::viz::EventSource::Op, 0);
+    QVERIFY(first_op);
+    tl.select(first_op);
+    const int loads_before = loads;
+
+    const size_t before = data->ops.size();
+    for (int i = 0; i < 20; ++i) t = rt::matmul(t, t) * 0.01;
+    QVERIFY(wait_until([&] { return panel->content()->data().ops.size() >= before + 40; }, 10000));
+    // The same content and data grew: nothing was rebuilt.
+    QCOMPARE(panel->content(), shown);
+    QCOMPARE(&panel->content()->data(), data);
+    QCOMPARE(loads, loads_before);
+    QVERIFY(growths > 0);
+    // The fitted window keeps fitting the growing session; the selection stays on its op.
+    QCOMPARE(tl.view().t0(), tl.model().first_ns());
+    QCOMPARE(tl.view().t1(), tl.model().last_ns());
+    QVERIFY(tl.selected());
+    QCOMPARE(tl.model().source(*tl.selected()), rt::viz::EventSource::Op);
+    QCOMPARE(tl.model().record(*tl.selected()), uint32_t(0));
+    // What was appended is what a view built from scratch on the same data holds.
+    const rt::viz::TimelineModel fresh(std::make_shared<const rt::prof::SessionData>(*data));
+    QCOMPARE(tl.model().event_count(), fresh.event_count());
+    QCOMPARE(tl.model().tracks().size(), fresh.tracks().size());
+    for (size_t k = 0; k < fresh.tracks().size(); ++k)
+      for (size_t l = 0; l < fresh.tracks()[k].levels.size(); ++l)
+        QVERIFY(tl.model().tracks()[k].levels.at(l).records == fresh.tracks()[k].levels[l].records);
+
+    // Stopping sorts the session: one full load, complete.
+    live.stop();
+    QVERIFY(wait_until([&] { return panel->content()->data().complete; }, 5000));
+    QCOMPARE(loads, loads_before + 1);
+    QCOMPARE(panel->content()->data().ops.size(), live.data().ops.size());
+  }
+
+  void the_scalars_panel_adds_a_new_counter_to_the_charts_it_shows() {
+    PanelRegistry registry;
+    register_visualizer_panels(registry);
+    QMainWindow window;
+    window.resize(1000, 500);
+    auto* panel = qobject_cast<VizPanelWidget*>(registry.find("scalars")->create_widget({}, &window));
+    window.setCentralWidget(panel);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+    rt::prof::SessionOptions options;
+    options.name = "live scalars";
+    options.flush_interval = std::chrono::milliseconds(20);
+    rt::prof::Session live(options);
+    live.start();
+    live.counter("loss", 2.0);
+    panel->picker()->refreshLiveSessions();
+    QVERIFY(wait_until(
+        [&] {
+          return panel->content() && panel->content()->scalars() && panel->content()->data().name == "live scalars" &&
+                 panel->content()->scalars()->names().size() == 1;
+        },
+        10000));
+    SessionViewContent* shown = panel->content();
+    for (int i = 0; i < 3; ++i) {
+      live.counter("loss", 1.0 / (i + 1));
+      live.counter("lr", 0.1);
+      live.step();
+    }
+    QVERIFY(wait_until([&] { return shown->scalars()->names().size() == 2; }, 10000));
+    QCOMPARE(panel->content(), shown);
+    QVERIFY(wait_until([&] { return shown->scalars()->axis() == rt::viz::OverlayAxis::Step; }, 5000));  // steps came
     live.stop();
   }
 };

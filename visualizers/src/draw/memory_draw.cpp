@@ -32,6 +32,12 @@ ImU32 category_color(prof::MemoryCategoryId category) {
 
 MemoryDraw::MemoryDraw(std::shared_ptr<const prof::SessionData> data)
     : data_(data ? std::move(data) : throw rt::ValueError("MemoryDraw: the session data is null")), model_(*data_) {
+  const auto [first, last] = extent();
+  view_.set_extent(first, last);
+  view_.fit_all();
+}
+
+std::pair<int64_t, int64_t> MemoryDraw::extent() const {
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (const DeviceMemory& d : model_.devices())
     if (!d.times.empty()) first = std::min(first, d.times.front()), last = std::max(last, d.times.back());
@@ -39,8 +45,17 @@ MemoryDraw::MemoryDraw(std::shared_ptr<const prof::SessionData> data)
   // The session's own extent, when known, so the chart lines up with the timeline.
   if (data_->start_ns > 0) first = std::min(first, data_->start_ns);
   if (data_->end_ns > 0) last = std::max(last, data_->end_ns);
-  view_.set_extent(first, std::max(first, last));
-  view_.fit_all();
+  return {first, std::max(first, last)};
+}
+
+void MemoryDraw::append(const prof::SessionGrowth& growth) {
+  const auto [old_first, old_last] = extent();
+  const bool fitted = view_.t0() <= old_first && view_.t1() >= old_last;
+  model_.append(*data_, growth);
+  const auto [first, last] = extent();
+  view_.set_extent(first, last);
+  if (fitted) view_.fit_all();
+  hover_ns_.reset();
 }
 
 void MemoryDraw::set_window(int64_t t0, int64_t t1) { view_.set_window(t0, t1); }

@@ -18,17 +18,31 @@ ImU32 with_alpha(ImU32 c, int alpha) { return (c & ~IM_COL32_A_MASK) | (ImU32(al
 }  // namespace
 
 ScalarsDraw::ScalarsDraw(std::vector<std::shared_ptr<const prof::SessionData>> sessions) : data_(std::move(sessions)) {
-  std::set<std::string> names;
   for (const auto& d : data_) {
     if (!d) throw rt::ValueError("ScalarsDraw: a session's data is null");
     sets_.emplace_back(*d);
-    for (const ScalarSeries& s : sets_.back().series()) names.insert(s.name);
   }
+  set_names_and_axis();
+}
+
+void ScalarsDraw::set_names_and_axis() {
+  std::set<std::string> names;
+  for (const ScalarSet& set : sets_)
+    for (const ScalarSeries& s : set.series()) names.insert(s.name);
   names_.assign(names.begin(), names.end());
   // Without step markers every sample falls in step 0, a vertical line: plot against time instead (the combo
   // still offers steps).
-  if (std::all_of(data_.begin(), data_.end(), [](const auto& d) { return d->steps.size() < 2; }))
-    axis_ = OverlayAxis::RelativeTime;
+  if (!axis_chosen_)
+    axis_ = std::all_of(data_.begin(), data_.end(), [](const auto& d) { return d->steps.size() < 2; })
+                ? OverlayAxis::RelativeTime
+                : OverlayAxis::Step;
+}
+
+void ScalarsDraw::append(size_t session, const prof::SessionGrowth& growth) {
+  if (session >= sets_.size())
+    throw rt::IndexError(fmt::format("ScalarsDraw::append: no session {} (the view shows {})", session, sets_.size()));
+  sets_[session].append(*data_[session], growth);
+  set_names_and_axis();
 }
 
 void ScalarsDraw::set_smoothing(double weight) {
@@ -48,7 +62,8 @@ void ScalarsDraw::draw_toolbar(float scale) {
   ImGui::SameLine();
   int axis = axis_ == OverlayAxis::Step ? 0 : 1;
   ImGui::SetNextItemWidth(130 * scale);
-  if (ImGui::Combo("##axis", &axis, "Step\0Relative time\0")) axis_ = axis == 0 ? OverlayAxis::Step : OverlayAxis::RelativeTime;
+  if (ImGui::Combo("##axis", &axis, "Step\0Relative time\0"))
+    set_axis(axis == 0 ? OverlayAxis::Step : OverlayAxis::RelativeTime);
   for (size_t i = 0; i < sets_.size(); ++i) {
     ImGui::SameLine(0, 18 * scale);
     const ImVec2 p = ImGui::GetCursorScreenPos();

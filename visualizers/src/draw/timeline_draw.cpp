@@ -36,19 +36,27 @@ EventHue hue_of(const TimelineModel& model, const EventRef& e) {
 
 }  // namespace
 
-TimelineDraw::TimelineDraw(std::shared_ptr<const prof::SessionData> data)
-    : data_(data), model_(std::move(data)), flows_(model_) {
+TimelineDraw::TimelineDraw(std::shared_ptr<const prof::SessionData> data) : data_(data), model_(std::move(data)) {
   view_.set_extent(model_.first_ns(), std::max(model_.last_ns(), model_.first_ns()));
   view_.fit_all();
+  update_counter_ranges(0);
+}
+
+void TimelineDraw::update_counter_ranges(size_t first_new_sample) {
+  for (size_t i = first_new_sample; i < data_->counters.size(); ++i) {
+    const double v = data_->counters[i].value;
+    if (!std::isfinite(v)) continue;
+    ValueRange& r = counter_ranges_[data_->strings.at(data_->counters[i].name)];
+    r.lo = r.any ? std::min(r.lo, float(v)) : float(v);
+    r.hi = r.any ? std::max(r.hi, float(v)) : float(v);
+    r.any = true;
+  }
+  counter_min_.clear();
+  counter_max_.clear();
   for (const Track& t : model_.tracks()) {
     float lo = 0, hi = 0;
-    bool any = false;
-    for (double v : t.counter_values) {
-      if (!std::isfinite(v)) continue;
-      lo = any ? std::min(lo, float(v)) : float(v);
-      hi = any ? std::max(hi, float(v)) : float(v);
-      any = true;
-    }
+    if (t.id.kind == TrackKind::Counter)
+      if (auto it = counter_ranges_.find(t.name); it != counter_ranges_.end()) lo = it->second.lo, hi = it->second.hi;
     if (hi <= lo) {  // a constant: draw it through the middle
       const float d = std::max(std::fabs(lo) * 0.5f, 1e-6f);
       lo -= d;
@@ -57,6 +65,33 @@ TimelineDraw::TimelineDraw(std::shared_ptr<const prof::SessionData> data)
     counter_min_.push_back(lo);
     counter_max_.push_back(hi);
   }
+}
+
+void TimelineDraw::append(const prof::SessionGrowth& growth) {
+  const bool fitted = view_.t0() <= model_.first_ns() && view_.t1() >= model_.last_ns();
+  std::optional<std::pair<EventSource, uint32_t>> selected;
+  if (selected_) selected = {model_.source(*selected_), model_.record(*selected_)};
+  const std::optional<int64_t> search_at = search_ && search_->current()
+                                               ? std::optional(model_.start_ns(search_->matches()[*search_->current()]))
+                                               : std::nullopt;
+  model_.append(growth);
+  flows_.reset();
+  hovered_.reset();
+  view_.set_extent(model_.first_ns(), std::max(model_.last_ns(), model_.first_ns()));
+  if (fitted) view_.fit_all();
+  update_counter_ranges(growth.counters);
+  selected_.reset();
+  if (selected) selected_ = model_.find(selected->first, selected->second);
+  if (search_ && search_text_[0]) {
+    search_.emplace(model_, search_text_.data());
+    if (search_at) search_->first_at_or_after(*search_at);
+  }
+  if (range_) range_rows_ = range_stats(model_, range_->first, range_->second);
+}
+
+const FlowIndex& TimelineDraw::flows() {
+  if (!flows_) flows_.emplace(model_);
+  return *flows_;
 }
 
 int64_t TimelineDraw::time_origin() const {

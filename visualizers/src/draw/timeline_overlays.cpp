@@ -96,7 +96,7 @@ std::optional<ImVec2> TimelineDraw::event_anchor(const EventRef& e) const {
 
 void TimelineDraw::draw_flows(ImDrawList* list, float scale) {
   if (!selected_) return;
-  for (const Flow& f : flows_.for_event(*selected_)) {
+  for (const Flow& f : flows().for_event(*selected_)) {
     const auto a = event_anchor(f.from), b = event_anchor(f.to);
     if (!a || !b) continue;
     const ImU32 color = f.kind == FlowKind::Launch ? palette::kLaunchFlow : palette::kBackwardFlow;
@@ -123,8 +123,8 @@ void TimelineDraw::draw_details(float scale) {
   if (d.bytes) args += fmt::format("bytes={} ", d.bytes);
   args += fmt::format("depth={}", d.depth);
   lines.push_back({"args", args});
-  const size_t flows = flows_.for_event(*selected_).size();
-  if (flows) lines.push_back({"flows", fmt::format("{} arrow{}", flows, flows == 1 ? "" : "s")});
+  const size_t arrows = flows().for_event(*selected_).size();
+  if (arrows) lines.push_back({"flows", fmt::format("{} arrow{}", arrows, arrows == 1 ? "" : "s")});
   if (d.repaired) lines.push_back({"note", "times repaired from an inconsistent record"});
   const float width = std::min(420 * scale, (layout_.canvas_max.x - layout_.canvas_min.x) * 0.6f);
   text_panel(ImGui::GetWindowDrawList(), {layout_.canvas_min.x + 8 * scale, layout_.canvas_max.y - 8 * scale}, false,

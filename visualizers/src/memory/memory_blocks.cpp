@@ -25,19 +25,32 @@ std::string format_bytes(int64_t bytes) {
   return fmt::format("{:.2f} GiB", double(bytes) / (1024.0 * 1024 * 1024));
 }
 
-MemoryBlocks::MemoryBlocks(std::vector<MemoryBlock> blocks, std::vector<std::string> names, int64_t origin_ns)
-    : blocks_(std::move(blocks)), names_(std::move(names)), origin_ns_(origin_ns) {
-  std::stable_sort(blocks_.begin(), blocks_.end(), [](const MemoryBlock& a, const MemoryBlock& b) {
-    return std::tie(a.device, a.start_ns) < std::tie(b.device, b.start_ns);
-  });
+size_t MemoryBlocks::size() const {
+  size_t n = 0;
+  for (const auto& [device, blocks] : devices_) n += blocks.size();
+  return n;
+}
+
+const std::vector<MemoryBlock>& MemoryBlocks::on_device(int32_t device) const {
+  static const std::vector<MemoryBlock> kNone;
+  auto it = std::lower_bound(devices_.begin(), devices_.end(), device,
+                             [](const auto& entry, int32_t d) { return entry.first < d; });
+  return it != devices_.end() && it->first == device ? it->second : kNone;
+}
+
+std::vector<MemoryBlock>& MemoryBlocks::device_blocks(int32_t device) {
+  auto it = std::lower_bound(devices_.begin(), devices_.end(), device,
+                             [](const auto& entry, int32_t d) { return entry.first < d; });
+  if (it == devices_.end() || it->first != device) it = devices_.insert(it, {device, {}});
+  return it->second;
 }
 
 std::vector<const MemoryBlock*> MemoryBlocks::alive_at(int32_t device, int64_t t) const {
-  auto first = std::lower_bound(blocks_.begin(), blocks_.end(), device,
-                                [](const MemoryBlock& b, int32_t d) { return b.device < d; });
   std::vector<const MemoryBlock*> out;
-  for (auto it = first; it != blocks_.end() && it->device == device && it->start_ns <= t; ++it)
-    if (it->alive_at(t)) out.push_back(&*it);
+  for (const MemoryBlock& b : on_device(device)) {
+    if (b.start_ns > t) break;
+    if (b.alive_at(t)) out.push_back(&b);
+  }
   std::sort(out.begin(), out.end(), stacked_below);
   return out;
 }

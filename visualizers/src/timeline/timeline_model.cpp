@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -7,12 +8,6 @@
 #include "timeline/track_builder.h"
 
 namespace rt::viz {
-
-namespace {
-
-constexpr EventRef kNotDrawn{UINT32_MAX, UINT32_MAX, UINT32_MAX};
-
-}  // namespace
 
 size_t Track::event_count() const {
   size_t n = counter_samples.size();
@@ -37,31 +32,49 @@ TimelineModel::TimelineModel(std::shared_ptr<const prof::SessionData> data) : da
   if (!data_) throw ValueError("TimelineModel: the session data is null");
   BuiltTracks built = build_tracks(*data_);
   tracks_ = std::move(built.tracks);
-  const std::pair<TimelineWarningKind, size_t> counts[] = {
-      {TimelineWarningKind::EndBeforeStart, built.end_before_start},
-      {TimelineWarningKind::Overlap, built.overlaps},
-      {TimelineWarningKind::UnknownThread, built.unknown_thread_events}};
-  for (const auto& [kind, count] : counts)
-    if (count > 0) warnings_.push_back({kind, count});
-
+  repairs_ = {built.end_before_start, built.overlaps, built.step_end_before_start, built.step_overlaps,
+              built.unknown_thread_events};
+  counters_seen_ = data_->counters.size();
+  steps_seen_ = data_->steps.size();
+  slot_of_.resize(tracks_.size());
+  std::iota(slot_of_.begin(), slot_of_.end(), uint32_t(0));
   op_events_.assign(data_->ops.size(), kNotDrawn);
   gpu_events_.assign(data_->gpu.size(), kNotDrawn);
-  bool any = false;
   for (uint32_t t = 0; t < tracks_.size(); ++t) {
-    const Track& track = tracks_[t];
-    event_count_ += track.event_count();
-    if (track.event_count() > 0) {
-      first_ns_ = any ? std::min(first_ns_, track.first_ns) : track.first_ns;
-      last_ns_ = any ? std::max(last_ns_, track.last_ns) : track.last_ns;
-      any = true;
-    }
-    for (uint32_t l = 0; l < track.levels.size(); ++l) {
-      const TrackLevel& level = track.levels[l];
+    for (uint32_t l = 0; l < tracks_[t].levels.size(); ++l) {
+      const TrackLevel& level = tracks_[t].levels[l];
       for (uint32_t i = 0; i < level.size(); ++i) {
         if (level.sources[i] == EventSource::Op) op_events_[level.records[i]] = {t, l, i};
         if (level.sources[i] == EventSource::Gpu) gpu_events_[level.records[i]] = {t, l, i};
       }
     }
+  }
+  finish_tracks();
+}
+
+void TimelineModel::finish_tracks() {
+  position_of_.assign(position_of_.size(), UINT32_MAX);
+  for (uint32_t p = 0; p < tracks_.size(); ++p) {
+    if (position_of_.size() <= slot_of_[p]) position_of_.resize(slot_of_[p] + 1, UINT32_MAX);
+    position_of_[slot_of_[p]] = p;
+  }
+  warnings_.clear();
+  const std::pair<TimelineWarningKind, size_t> counts[] = {
+      {TimelineWarningKind::EndBeforeStart, repairs_.end_before_start},
+      {TimelineWarningKind::Overlap, repairs_.overlaps},
+      {TimelineWarningKind::UnknownThread, repairs_.unknown_thread_events}};
+  for (const auto& [kind, count] : counts)
+    if (count > 0) warnings_.push_back({kind, count});
+  event_count_ = 0;
+  first_ns_ = last_ns_ = 0;
+  bool any = false;
+  for (const Track& track : tracks_) {
+    const size_t events = track.event_count();
+    event_count_ += events;
+    if (events == 0) continue;
+    first_ns_ = any ? std::min(first_ns_, track.first_ns) : track.first_ns;
+    last_ns_ = any ? std::max(last_ns_, track.last_ns) : track.last_ns;
+    any = true;
   }
 }
 
@@ -112,8 +125,10 @@ std::optional<EventRef> TimelineModel::find(EventSource source, uint32_t record)
   const std::vector<EventRef>* index = source == EventSource::Op ? &op_events_
                                        : source == EventSource::Gpu ? &gpu_events_ : nullptr;
   if (index) {
-    if (record < index->size() && (*index)[record].track != UINT32_MAX) return (*index)[record];
-    return std::nullopt;
+    if (record >= index->size() || (*index)[record].track == UINT32_MAX) return std::nullopt;
+    EventRef e = (*index)[record];
+    e.track = position_of_[e.track];
+    return e;
   }
   for (uint32_t t = 0; t < tracks_.size(); ++t) {
     if (tracks_[t].id.kind != TrackKind::Steps) continue;

@@ -12,27 +12,6 @@ namespace rt::viz {
 
 namespace {
 
-bool on_thread_track(prof::GpuActivityKind k) {
-  return k == prof::GpuActivityKind::Runtime || k == prof::GpuActivityKind::Driver;
-}
-
-bool on_stream_track(prof::GpuActivityKind k) {
-  return k == prof::GpuActivityKind::Kernel || k == prof::GpuActivityKind::Memcpy ||
-         k == prof::GpuActivityKind::Memset;
-}
-
-void set_extent(Track& t) {
-  bool any = false;
-  for (const TrackLevel& level : t.levels) {
-    if (level.size() == 0) continue;
-    const int64_t first = level.starts.front();
-    const int64_t last = *std::max_element(level.ends.begin(), level.ends.end());
-    t.first_ns = any ? std::min(t.first_ns, first) : first;
-    t.last_ns = any ? std::max(t.last_ns, last) : last;
-    any = true;
-  }
-}
-
 // One track's events: slices for rt::prof::nest_slices, whose index is a position in `events`.
 struct TrackEvents {
   std::vector<prof::NestedSlice> slices;
@@ -65,14 +44,6 @@ Track interval_track(TrackId id, std::string name, TrackEvents events, BuiltTrac
   return t;
 }
 
-void add_step_track(const prof::SessionData& data, BuiltTracks& out) {
-  if (data.steps.empty()) return;
-  TrackEvents steps;
-  for (size_t i = 0; i < data.steps.size(); ++i)
-    steps.add(prof::slice_of(data.steps[i], uint32_t(i)), EventSource::Step);
-  out.tracks.push_back(interval_track({TrackKind::Steps, 0, 0}, "steps", std::move(steps), out));
-}
-
 void add_thread_tracks(const prof::SessionData& data, BuiltTracks& out) {
   std::unordered_map<uint64_t, TrackEvents> by_thread;
   for (size_t i = 0; i < data.ops.size(); ++i)
@@ -86,18 +57,12 @@ void add_thread_tracks(const prof::SessionData& data, BuiltTracks& out) {
 
   std::vector<Track> threads;
   for (auto& [thread, events] : by_thread) {
-    std::string name;
-    if (auto it = records.find(thread); it == records.end()) {
-      out.unknown_thread_events += events.slices.size();
-    } else {
-      name = data.strings.at(it->second->name);
-    }
-    if (name.empty()) name = fmt::format("thread {}", thread);
+    const auto it = records.find(thread);
+    if (it == records.end()) out.unknown_thread_events += events.slices.size();
+    std::string name = thread_track_name(data, thread, it == records.end() ? nullptr : it->second);
     threads.push_back(interval_track({TrackKind::Thread, thread, 0}, std::move(name), std::move(events), out));
   }
-  std::sort(threads.begin(), threads.end(), [](const Track& a, const Track& b) {
-    return a.first_ns != b.first_ns ? a.first_ns < b.first_ns : a.id.key < b.id.key;
-  });
+  std::sort(threads.begin(), threads.end(), displayed_before);
   for (Track& t : threads) out.tracks.push_back(std::move(t));
 }
 
@@ -137,6 +102,54 @@ void add_counter_tracks(const prof::SessionData& data, BuiltTracks& out) {
 }
 
 }  // namespace
+
+bool on_thread_track(prof::GpuActivityKind k) {
+  return k == prof::GpuActivityKind::Runtime || k == prof::GpuActivityKind::Driver;
+}
+
+bool on_stream_track(prof::GpuActivityKind k) {
+  return k == prof::GpuActivityKind::Kernel || k == prof::GpuActivityKind::Memcpy || k == prof::GpuActivityKind::Memset;
+}
+
+void set_extent(Track& t) {
+  bool any = false;
+  for (const TrackLevel& level : t.levels) {
+    if (level.size() == 0) continue;
+    const int64_t first = level.starts.front();
+    const int64_t last = level.ends.back();  // levels do not overlap: ends are non-decreasing
+    t.first_ns = any ? std::min(t.first_ns, first) : first;
+    t.last_ns = any ? std::max(t.last_ns, last) : last;
+    any = true;
+  }
+}
+
+bool displayed_before(const Track& a, const Track& b) {
+  if (a.id.kind != b.id.kind) return a.id.kind < b.id.kind;
+  switch (a.id.kind) {
+    case TrackKind::Steps: return false;
+    case TrackKind::Thread: return a.first_ns != b.first_ns ? a.first_ns < b.first_ns : a.id.key < b.id.key;
+    case TrackKind::GpuStream:
+      return std::pair(int32_t(uint32_t(a.id.key)), a.id.sub) < std::pair(int32_t(uint32_t(b.id.key)), b.id.sub);
+    case TrackKind::Counter: return a.name < b.name;
+  }
+  return false;
+}
+
+std::string thread_track_name(const prof::SessionData& data, uint64_t thread, const prof::ThreadRecord* record) {
+  std::string name = record ? data.strings.at(record->name) : std::string();
+  return name.empty() ? fmt::format("thread {}", thread) : name;
+}
+
+void add_step_track(const prof::SessionData& data, BuiltTracks& out) {
+  if (data.steps.empty()) return;
+  TrackEvents steps;
+  for (size_t i = 0; i < data.steps.size(); ++i)
+    steps.add(prof::slice_of(data.steps[i], uint32_t(i)), EventSource::Step);
+  const size_t end_before_start = out.end_before_start, overlaps = out.overlaps;
+  out.tracks.push_back(interval_track({TrackKind::Steps, 0, 0}, "steps", std::move(steps), out));
+  out.step_end_before_start += out.end_before_start - end_before_start;
+  out.step_overlaps += out.overlaps - overlaps;
+}
 
 uint64_t counter_track_key(const std::string& name) {
   uint64_t h = 14695981039346656037ull;

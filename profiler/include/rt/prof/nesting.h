@@ -60,6 +60,29 @@ struct NestingRepairs {
 // Sorts one track's `slices` parent-first and fills end, depth, parent and self_ns (Note [Nesting clamp]).
 NestingRepairs nest_slices(std::vector<NestedSlice>& slices);
 
+// The order nest_slices puts a track in, parents first: start ascending, end descending, rank ascending,
+// index ascending (Note [Nesting clamp]). Inline: sorts call it a million times.
+inline bool nests_before(const NestedSlice& a, const NestedSlice& b) {
+  if (a.start != b.start) return a.start < b.start;
+  if (a.end != b.end) return a.end > b.end;
+  if (a.rank != b.rank) return a.rank < b.rank;
+  return a.index < b.index;
+}
+
+// A slice still open while a track is nested: its clamped end and the caller's position for it.
+struct OpenSlice {
+  int64_t end = 0;
+  int32_t position = -1;
+};
+
+// One step of nest_slices, for callers that nest a track piece by piece (the live timeline re-nests only
+// the tail of a track, rebuilding `open` from the part it keeps). `s` must sort (nests_before) after every
+// slice stepped before it with the same `open` (innermost last), and its end must not precede its start
+// (nest_slices repairs that first). Closes the open slices that end at or before s.start, clamps s.end to
+// the innermost open end, sets s.depth (the open slices) and s.parent (the innermost's position, -1 when
+// none), then opens s at `position`. Returns true when s.end was clamped. Leaves self_ns alone.
+bool nest_next(NestedSlice& s, int32_t position, std::vector<OpenSlice>& open);
+
 // A record's slice with the rank every consumer gives it (Note [Nesting clamp]).
 NestedSlice slice_of(const OpRecord& op, uint32_t index);
 NestedSlice slice_of(const GpuActivityRecord& activity, uint32_t index);

@@ -43,6 +43,8 @@
 //   stacks are not recorded (out of scope for this profiler).
 // - snapshot() may be called from any thread while recording (a live view at frame time): it
 //   drains every thread's buffer into the session and returns a copy of everything so far.
+//   snapshot_since(cursor) drains the same way but copies only what the cursor has not seen (a live
+//   view's refresh; rt/prof/session_delta.h has the contract and an example).
 // - Draining: a flush thread owned by the session (started by start(), joined by stop())
 //   moves every thread's records into the session each flush_interval, so thread buffers stay
 //   small (their chunks are reused) and memory is what the session keeps. See
@@ -68,8 +70,8 @@
 // Note [Session memory]
 // With keep_in_memory (the default) the session holds every record, as data() and snapshot()
 // return them: 64 bytes per op, 112 per GPU activity, 56 per memory event, 24 per counter or
-// step, plus each distinct string once; snapshot() copies all of it. Each recording thread's
-// buffer takes about 300 KiB, more only while the thread records faster than the flush thread
+// step, plus each distinct string once; snapshot() copies all of it, snapshot_since() what is new.
+// Each recording thread's buffer takes about 300 KiB, more only while the thread records faster than the flush thread
 // drains; batches waiting for a store that cannot keep up (bench/prof_live_bench measures its
 // rate) also stay in memory until written. With keep_in_memory = false (requires store_path)
 // each flush drops what it queued for the store: data() and snapshot() then hold the header,
@@ -85,6 +87,7 @@
 
 #include "rt/export.h"
 #include "rt/prof/events.h"
+#include "rt/prof/session_delta.h"
 
 RT_API_BEGIN
 
@@ -137,6 +140,9 @@ class Session {
 
   // Everything recorded so far; thread-safe; while recording, data is incomplete (end_ns 0).
   SessionData snapshot() const;
+  // What was recorded since `cursor` (rt/prof/session_delta.h); thread-safe. Throws rt::ValueError for a
+  // cursor of another session or one ahead of this session.
+  SessionDelta snapshot_since(const SnapshotCursor& cursor) const;
   // The finished session; throws rt::Error before stop().
   const SessionData& data() const;
   const SessionOptions& options() const;

@@ -7,6 +7,8 @@
 //     std::printf("#%llu %s%s\n", (unsigned long long)s.id, s.name.c_str(), s.recording ? " (recording)" : "");
 //   if (auto data = registry.snapshot(id))                               // any thread, any time
 //     draw(*data);
+//   if (auto delta = registry.read_since(id, cursor))                    // a live view's refresh:
+//     cursor = delta->cursor;                                            // see rt/prof/session_delta.h
 //   if (registry.generation() != seen) refresh_list();                   // cheap polling
 //
 // Contracts
@@ -20,6 +22,10 @@
 //   so far while recording); for a destroyed one the kept data. nullptr once the id left the
 //   registry. Lock order: the registry's mutex, then a session's; a Session calls the registry only
 //   from start() (after releasing its own lock) and from its destructor (after it stopped).
+// - read_since(id, cursor) is snapshot(id) piece by piece (rt/prof/session_delta.h): for a live Session it is
+//   Session::snapshot_since(cursor); for a destroyed one an empty increment when the cursor has read its
+//   final data, else a reset holding a copy of it. nullopt once the id left the registry; rt::ValueError for
+//   a cursor of another session. Same lock order as snapshot().
 // - generation() changes whenever an entry joins, leaves or its Session is destroyed (poll list() for
 //   `recording` and counts, which change without it).
 //
@@ -35,12 +41,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rt/export.h"
 #include "rt/prof/events.h"
 #include "rt/prof/session.h"
+#include "rt/prof/session_delta.h"
 
 RT_API_BEGIN
 
@@ -66,6 +74,7 @@ class SessionRegistry {
 
   std::vector<RegisteredSession> list() const;  // newest first
   std::shared_ptr<const SessionData> snapshot(uint64_t id) const;
+  std::optional<SessionDelta> read_since(uint64_t id, const SnapshotCursor& cursor) const;
   uint64_t generation() const;
 
   // How many destroyed sessions to keep (at most kCapacity; 0, the default, keeps none). Lowering it lets
@@ -75,7 +84,7 @@ class SessionRegistry {
 
   // Called by Session (the hook in profiler/src/session/session.cpp); not for other callers.
   uint64_t add(const Session& session, int64_t start_ns);
-  void retire(const Session& session, SessionData&& final_data) noexcept;
+  void retire(const Session& session, SessionData&& final_data, const SnapshotCursor& final_cursor) noexcept;
 
   SessionRegistry() = default;
   SessionRegistry(const SessionRegistry&) = delete;
@@ -88,6 +97,7 @@ class SessionRegistry {
     int64_t start_ns = 0;
     const Session* session = nullptr;            // while the Session lives
     std::shared_ptr<const SessionData> kept;     // after it was destroyed
+    SnapshotCursor kept_cursor;                  // ... and the cursor of a reader that has all of it
     RecordCounts counts;
     std::string store_path;
     int64_t store_session_id = 0;

@@ -9,6 +9,8 @@
 //     memory.columns(dev.device, view.t0(), view.t1(), view.width_px(), columns);
 //     for (const rt::viz::MemoryColumn& c : columns) draw_stack(c.pixel, c.bytes);  // bottom: parameter
 //   }
+//   // A live session: after rt::prof::append_delta grew the data, the replay goes on from where it was.
+//   memory.append(session_data, growth);
 //
 // Contracts
 // - Events are replayed per device in time order (record order for equal times). An allocation
@@ -25,13 +27,21 @@
 //   w = (t1 - t0) / width (the last one includes t1) and holds the state with the largest total
 //   during it: the state entering the pixel or a sample inside it. Unknown device or bad arguments
 //   (t1 < t0, width <= 0) throw rt::ValueError.
+// - append(data, growth): `data` is the data the model was built from (or last appended), grown as growth
+//   says (its memory events from growth.memory on are new). The model becomes exactly what a new model of
+//   `data` would be, at the cost of the new events: the replay goes on from its state, and a device that gets
+//   an event older than ones it replayed rewinds to that time only (Note [Memory replay log] in
+//   visualizers/src/memory/memory_replay.cpp). A growth whose growth.memory is not the number of events the
+//   model replayed, or past the data's, throws rt::ValueError.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "rt/prof/events.h"
+#include "rt/prof/session_delta.h"
 #include "rt/viz/memory_timeline_blocks.h"
 
 namespace rt::viz {
@@ -76,6 +86,12 @@ struct MemoryWarning {
 class MemoryTimelineModel {
  public:
   explicit MemoryTimelineModel(const prof::SessionData& data);
+  ~MemoryTimelineModel();
+  MemoryTimelineModel(MemoryTimelineModel&&) noexcept;
+  MemoryTimelineModel& operator=(MemoryTimelineModel&&) noexcept;
+
+  // Takes in the memory events the data gained (see the contracts above).
+  void append(const prof::SessionData& data, const prof::SessionGrowth& growth);
 
   const std::vector<DeviceMemory>& devices() const { return devices_; }  // by device, CPU (-1) first
   const DeviceMemory* device(int32_t device) const;                      // nullptr when absent
@@ -85,9 +101,12 @@ class MemoryTimelineModel {
   void columns(int32_t device, int64_t t0, int64_t t1, double width_px, std::vector<MemoryColumn>& out) const;
 
  private:
+  void set_warnings();
+
   std::vector<DeviceMemory> devices_;
   MemoryBlocks blocks_;
   std::vector<MemoryWarning> warnings_;
+  std::unique_ptr<detail::MemoryReplay> replay_;  // the replay's state, which append() continues
 };
 
 }  // namespace rt::viz

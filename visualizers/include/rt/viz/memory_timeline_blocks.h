@@ -16,9 +16,11 @@
 //   t add up to the series' live bytes at t, per category.
 // - Stacking order (bottom to top): category in MemoryCategoryId order, then start time, then
 //   address; hit_test(device, t, offset) returns the block whose [base, base + bytes) holds offset.
+// - on_device(d) lists a device's blocks by start time (equal starts in replay order).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rt/prof/events.h"
@@ -37,14 +39,15 @@ struct MemoryBlock {
   bool alive_at(int64_t t) const { return start_ns <= t && (!freed || end_ns > t); }
 };
 
+namespace detail {
+class MemoryReplay;
+}
+
+// Built by MemoryTimelineModel; hover texts give times relative to the session's start.
 class MemoryBlocks {
  public:
-  MemoryBlocks() = default;
-  // Built by MemoryTimelineModel: `names` are the session's strings; hover texts give times
-  // relative to origin_ns (the session's start).
-  MemoryBlocks(std::vector<MemoryBlock> blocks, std::vector<std::string> names, int64_t origin_ns);
-
-  const std::vector<MemoryBlock>& all() const { return blocks_; }  // by device, then start time
+  size_t size() const;                                                        // blocks on every device
+  const std::vector<MemoryBlock>& on_device(int32_t device) const;            // by start time; empty: none
   std::vector<const MemoryBlock*> alive_at(int32_t device, int64_t t) const;  // in stacking order
   std::vector<const MemoryBlock*> largest_at(int32_t device, int64_t t, size_t n) const;  // largest first
   const MemoryBlock* hit_test(int32_t device, int64_t t, int64_t offset_bytes) const;  // nullptr: none
@@ -52,8 +55,11 @@ class MemoryBlocks {
   std::string hover_text(const MemoryBlock& b) const;
 
  private:
-  std::vector<MemoryBlock> blocks_;
-  std::vector<std::string> names_;
+  friend class detail::MemoryReplay;
+  std::vector<MemoryBlock>& device_blocks(int32_t device);  // creates the device's list
+
+  std::vector<std::pair<int32_t, std::vector<MemoryBlock>>> devices_;  // by device
+  std::vector<std::string> names_;                                     // the session's strings
   int64_t origin_ns_ = 0;
 };
 

@@ -10,6 +10,7 @@
 //   const rt::viz::ScalarSet* runs[] = {&run_a, &run_b};
 //   for (const rt::viz::OverlayLine& line : rt::viz::overlay(runs, "loss", rt::viz::OverlayAxis::Step))
 //     plot(line.label, line.x, line.y);
+//   scalars.append(session_data, growth);        // a live session grew (rt::prof::append_delta)
 //
 // Contracts
 // - A series holds its samples sorted by time (stable for equal times). A sample's step is the step
@@ -27,6 +28,13 @@
 //   equal length, x1 >= x0 and width > 0, else rt::ValueError.
 // - overlay(): one line per session holding the counter, in the order given; x is the step
 //   (samples before the first step are left out) or the time since the session's start_ns.
+// - ScalarSet::append(data, growth): `data` is the data the set was built from (or last appended), grown as
+//   growth says. The set becomes exactly what a new ScalarSet of `data` would be, at the cost of what arrived:
+//   new samples are merged into their series (a new counter name adds a series in name order), and when steps
+//   changed (a live session's open step is replaced at every read) only the samples from the earliest changed
+//   step's start on are tagged again (the set's copy of the steps is renewed: a session has few). A growth that does
+//   not continue the set (its first new counter sample is not the number the set holds, its first changed step is past
+//   the steps the set holds, or either is past the data's) throws rt::ValueError.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -35,6 +43,7 @@
 #include <vector>
 
 #include "rt/prof/events.h"
+#include "rt/prof/session_delta.h"
 
 namespace rt::viz {
 
@@ -50,15 +59,25 @@ class ScalarSet {
  public:
   explicit ScalarSet(const prof::SessionData& data);
 
+  // Takes in the counter samples and steps the data gained (see the contracts above).
+  void append(const prof::SessionData& data, const prof::SessionGrowth& growth);
+
   const std::vector<ScalarSeries>& series() const { return series_; }  // sorted by name
   const ScalarSeries* find(std::string_view name) const;               // nullptr when absent
   const std::string& session_name() const { return session_name_; }
   int64_t origin_ns() const { return origin_ns_; }                     // the session's start_ns
 
  private:
+  void set_steps(const std::vector<prof::StepRecord>& steps);
+  int64_t step_at(int64_t time_ns) const;
+  void add_samples(const prof::SessionData& data, size_t from);
+
   std::vector<ScalarSeries> series_;
   std::string session_name_;
   int64_t origin_ns_ = 0;
+  size_t counters_seen_ = 0;
+  std::vector<prof::StepRecord> steps_;           // as the data lists them
+  std::vector<prof::StepRecord> steps_by_start_;  // stably sorted by start, for step_at()
 };
 
 std::vector<double> smooth(std::span<const double> values, double weight);

@@ -11,6 +11,11 @@
 //   for (const rt::viz::TimelineWarning& w : model.warnings())
 //     std::puts(w.text().c_str());                 // "3 overlapping events repaired"
 //
+//   // A live session: the model follows the data as it grows (rt/prof/session_delta.h).
+//   auto live = std::make_shared<rt::prof::SessionData>(std::move(first_read.records));
+//   rt::viz::TimelineModel following(live);
+//   following.append(rt::prof::append_delta(*live, session.snapshot_since(cursor)));
+//
 // Contracts
 // - Track order: the step track first (when the session has steps), then CPU threads by their first
 //   event (ties by thread id), GPU streams by (device, stream), counters by name. A TrackId names
@@ -28,7 +33,16 @@
 // - Repairs (each counted in warnings()): end < start -> end = start; an event that starts inside
 //   another but ends after it is clamped to end with it ("overlapping events repaired"); an op or
 //   runtime call on a thread without a ThreadRecord gets a track named "thread <id>".
-// - The model keeps the SessionData alive (shared_ptr) and never changes it.
+// - The model keeps the SessionData alive (shared_ptr) and never changes it. Whoever grows it (append_delta)
+//   calls append() with the growth before using the model again.
+// - append(growth) leaves the model exactly as a new TimelineModel of the grown data would be: the same tracks
+//   in the same order, levels, extents, warnings and find(). Its cost is what arrived, not the session: only
+//   the tracks that received records re-nest, from their earliest new start (a late outer op pulls its
+//   children down a level; Note [Re-nesting a tail] in visualizers/src/timeline/track_tail.cpp), counter
+//   tracks merge their new samples, and the step track is rebuilt when steps changed (a session has few).
+//   EventRefs and track indexes taken before may name other events and tracks after it (a new track moves
+//   the ones after it); find() again by record. A growth that does not continue what the model holds (its
+//   first new op, GPU activity, counter or step is not where the model ends) throws rt::ValueError.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -37,6 +51,7 @@
 #include <vector>
 
 #include "rt/prof/events.h"
+#include "rt/prof/session_delta.h"
 
 namespace rt::viz {
 
@@ -95,6 +110,9 @@ class TimelineModel {
   // Throws rt::ValueError when data is null.
   explicit TimelineModel(std::shared_ptr<const prof::SessionData> data);
 
+  // Takes in the records the data gained (see the contracts above).
+  void append(const prof::SessionGrowth& growth);
+
   const prof::SessionData& data() const { return *data_; }
   const std::vector<Track>& tracks() const { return tracks_; }
   std::optional<size_t> find_track(const TrackId& id) const;
@@ -115,13 +133,32 @@ class TimelineModel {
   std::optional<EventRef> find(EventSource source, uint32_t record) const;
 
  private:
+  struct Repairs {
+    size_t end_before_start = 0;  // every track's
+    size_t overlaps = 0;
+    size_t step_end_before_start = 0;  // the step track's share
+    size_t step_overlaps = 0;
+    size_t unknown_thread_events = 0;
+  };
+
   const TrackLevel& level_of(const EventRef& e) const;
+  void finish_tracks();  // from the tracks: slot positions, warnings, extent and event count
+  void append_steps();
+  void append_intervals(const prof::SessionGrowth& growth);
+  void append_counters(const prof::SessionGrowth& growth);
 
   std::shared_ptr<const prof::SessionData> data_;
   std::vector<Track> tracks_;
   std::vector<TimelineWarning> warnings_;
-  std::vector<EventRef> op_events_;   // by OpRecord index
-  std::vector<EventRef> gpu_events_;  // by GpuActivityRecord index; track == UINT32_MAX when not drawn
+  // A track keeps its slot for the model's life while its position may change (append); op_events_ and
+  // gpu_events_ name tracks by slot.
+  std::vector<uint32_t> slot_of_;      // by position
+  std::vector<uint32_t> position_of_;  // by slot; UINT32_MAX once the track is gone
+  std::vector<EventRef> op_events_;    // by OpRecord index
+  std::vector<EventRef> gpu_events_;   // by GpuActivityRecord index; track == UINT32_MAX when not drawn
+  Repairs repairs_;
+  size_t counters_seen_ = 0;
+  size_t steps_seen_ = 0;
   int64_t first_ns_ = 0;
   int64_t last_ns_ = 0;
   size_t event_count_ = 0;

@@ -5,6 +5,7 @@
 //
 //   rt::viz::draw::MemoryDraw memory(session_data);                 // shared_ptr<const SessionData>
 //   memory.draw(ImGui::GetContentRegionAvail(), scale, &shared_cursor);   // same cursor as the timeline
+//   memory.append(growth);                      // a live session's data grew (rt::prof::append_delta)
 //
 // Interaction: wheel zooms about the mouse, left drag pans, double click fits the session; hovering
 // sets the shared cursor's time, which the timeline marks too (rt/viz/draw/time_cursor.h).
@@ -18,15 +19,19 @@
 // - The block list shows the state at the cursor time: the hovered time, else the shared cursor's,
 //   else the first device's peak.
 // - A session without memory events says why: memory was not profiled, or nothing was allocated.
+// - append(growth): the model takes in the new events (MemoryTimelineModel::append); a window that showed the
+//   whole session keeps showing all of it, a zoomed one stays.
 #pragma once
 #include <imgui.h>
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "rt/prof/events.h"
+#include "rt/prof/session_delta.h"
 #include "rt/viz/draw/time_cursor.h"
 #include "rt/viz/memory_timeline.h"
 #include "rt/viz/timeline_view.h"
@@ -53,6 +58,8 @@ class MemoryDraw {
   explicit MemoryDraw(std::shared_ptr<const prof::SessionData> data);
 
   void draw(ImVec2 size, float scale, TimeCursor* cursor = nullptr);
+  // The data grew (see the contracts above).
+  void append(const prof::SessionGrowth& growth);
   void set_window(int64_t t0, int64_t t1);
   void fit_all();
 
@@ -66,6 +73,7 @@ class MemoryDraw {
                   std::optional<int64_t> cursor_ns);
   void draw_block_list(ImDrawList* list, ImVec2 min, ImVec2 max, float scale, int64_t time_ns);
   void handle_input(ImVec2 min, ImVec2 max, float scale, TimeCursor* cursor);
+  std::pair<int64_t, int64_t> extent() const;  // the events', widened to the session's start and end
 
   std::shared_ptr<const prof::SessionData> data_;
   MemoryTimelineModel model_;

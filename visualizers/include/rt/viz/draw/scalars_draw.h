@@ -5,6 +5,7 @@
 //   rt::viz::draw::ScalarsDraw scalars({run_a, run_b});     // shared_ptr<const SessionData> each
 //   scalars.set_smoothing(0.6);
 //   scalars.draw(ImGui::GetContentRegionAvail(), scale);
+//   scalars.append(1, growth);                  // run_b is live and its data grew (rt::prof::append_delta)
 //
 // Contracts
 // - Charts are ordered by counter name (the union over the sessions); each session keeps one color
@@ -13,6 +14,10 @@
 //   columns (rt::viz::downsample), so spikes survive. Hovering a chart shows every session's value
 //   at the nearest x.
 // - When there are more charts than fit, the charts area scrolls. Never throws for any SessionData.
+// - The x axis starts as steps, or as time when no session has two steps; until the user picks one
+//   (set_axis or the toolbar), append() makes that choice again.
+// - append(session, growth): session `session`'s data grew (ScalarSet::append); a new counter adds its chart.
+//   An index out of range throws rt::IndexError.
 #pragma once
 #include <imgui.h>
 
@@ -21,6 +26,7 @@
 #include <vector>
 
 #include "rt/prof/events.h"
+#include "rt/prof/session_delta.h"
 #include "rt/viz/scalars.h"
 
 namespace rt::viz::draw {
@@ -42,10 +48,15 @@ class ScalarsDraw {
   explicit ScalarsDraw(std::vector<std::shared_ptr<const prof::SessionData>> sessions);
 
   void draw(ImVec2 size, float scale);
+  // Session `session`'s data grew (see the contracts above).
+  void append(size_t session, const prof::SessionGrowth& growth);
 
   void set_smoothing(double weight);  // clamped to [0, 0.999]
   double smoothing() const { return smoothing_; }
-  void set_axis(OverlayAxis axis) { axis_ = axis; }
+  void set_axis(OverlayAxis axis) {
+    axis_ = axis;
+    axis_chosen_ = true;
+  }
   OverlayAxis axis() const { return axis_; }
   const std::vector<std::string>& names() const { return names_; }
   const ScalarsLayout& layout() const { return layout_; }
@@ -53,12 +64,14 @@ class ScalarsDraw {
  private:
   void draw_toolbar(float scale);
   void draw_chart(ImDrawList* list, const std::string& name, ImVec2 min, ImVec2 max, float scale);
+  void set_names_and_axis();
 
   std::vector<std::shared_ptr<const prof::SessionData>> data_;
   std::vector<ScalarSet> sets_;
   std::vector<std::string> names_;
   double smoothing_ = 0.6;
   OverlayAxis axis_ = OverlayAxis::Step;
+  bool axis_chosen_ = false;  // by the user: append() keeps it
   ScalarsLayout layout_;
   std::vector<ScalarColumn> columns_;
 };

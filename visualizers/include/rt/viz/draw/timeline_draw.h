@@ -6,6 +6,8 @@
 //   rt::viz::draw::TimelineDraw timeline(std::make_shared<const rt::prof::SessionData>(session.snapshot()));
 //   // every frame, inside an ImGui window:
 //   timeline.draw(ImGui::GetContentRegionAvail(), /*scale=*/1.0f, &shared_cursor);
+//   // a live session: after rt::prof::append_delta grew the data the view was built on
+//   timeline.append(growth);
 //
 // Interaction (while the mouse is over the tracks, or the view has keyboard focus):
 //   wheel            zoom about the mouse          left drag     pan (and scroll the tracks vertically)
@@ -25,6 +27,10 @@
 // - Never throws for any SessionData (the model repairs bad records and reports them).
 // - layout() describes the last frame, in screen coordinates, for tests and for hosts that place
 //   overlays; it is empty before the first draw().
+// - append(growth): the model takes in what the data gained (TimelineModel::append). A window that showed the
+//   whole session keeps showing all of it; a zoomed one stays where it is. The selection stays on its event,
+//   an active search and a range's statistics are computed again (their cost is the session's, paid only
+//   while one is active), and the flow arrows are indexed again the next time a selection needs them.
 #pragma once
 #include <imgui.h>
 
@@ -33,9 +39,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "rt/prof/events.h"
+#include "rt/prof/session_delta.h"
 #include "rt/viz/draw/time_cursor.h"
 #include "rt/viz/timeline.h"
 #include "rt/viz/timeline_flows.h"
@@ -64,6 +72,8 @@ class TimelineDraw {
   explicit TimelineDraw(std::shared_ptr<const prof::SessionData> data);
 
   void draw(ImVec2 size, float scale, TimeCursor* cursor = nullptr);
+  // The data grew (see the contracts above).
+  void append(const prof::SessionGrowth& growth);
 
   // Programmatic control (the same as the mouse and keys do).
   void set_window(int64_t t0, int64_t t1);
@@ -97,10 +107,12 @@ class TimelineDraw {
   std::optional<ImVec2> event_anchor(const EventRef& e) const;
   void center_on(const EventRef& e);
   void jump_to_match(const EventRef* hit);
+  void update_counter_ranges(size_t first_new_sample);
+  const FlowIndex& flows();  // indexed on first use after the model changed
 
   std::shared_ptr<const prof::SessionData> data_;
   TimelineModel model_;
-  FlowIndex flows_;
+  std::optional<FlowIndex> flows_;
   TimelineView view_;
   TimelineFrame frame_;
   TimelineLayout layout_;
@@ -112,6 +124,11 @@ class TimelineDraw {
   std::optional<std::pair<int64_t, int64_t>> range_;
   std::optional<int64_t> range_anchor_;  // while right-dragging
   std::vector<RangeRow> range_rows_;
+  struct ValueRange {
+    float lo = 0, hi = 0;
+    bool any = false;
+  };
+  std::unordered_map<std::string, ValueRange> counter_ranges_;  // finite values of each counter, by name
   std::vector<float> counter_min_, counter_max_;  // per track, for counter charts
   float scroll_y_ = 0;
   float row_height_ = 20;
