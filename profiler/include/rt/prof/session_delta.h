@@ -50,7 +50,10 @@
 #include <string>
 #include <vector>
 
+#include "rt/export.h"
 #include "rt/prof/events.h"
+
+RT_API_BEGIN
 
 namespace rt::prof {
 
@@ -99,3 +102,5 @@ struct SessionGrowth {
 SessionGrowth append_delta(SessionData& into, SessionDelta&& delta);
 
 }  // namespace rt::prof
+
+RT_API_END
