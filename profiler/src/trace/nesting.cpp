@@ -11,16 +11,6 @@ constexpr int32_t kRuntimeCallRank = 1 << 30;
 
 }  // namespace
 
-bool nest_next(NestedSlice& s, int32_t position, std::vector<OpenSlice>& open) {
-  while (!open.empty() && open.back().end <= s.start) open.pop_back();
-  s.parent = open.empty() ? -1 : open.back().position;
-  const bool clamped = !open.empty() && s.end > open.back().end;
-  if (clamped) s.end = open.back().end;
-  s.depth = int32_t(open.size());
-  open.push_back({s.end, position});
-  return clamped;
-}
-
 NestingRepairs nest_slices(std::vector<NestedSlice>& slices) {
   NestingRepairs repairs;
   for (NestedSlice& s : slices) {

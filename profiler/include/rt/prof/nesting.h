@@ -80,8 +80,17 @@ struct OpenSlice {
 // slice stepped before it with the same `open` (innermost last), and its end must not precede its start
 // (nest_slices repairs that first). Closes the open slices that end at or before s.start, clamps s.end to
 // the innermost open end, sets s.depth (the open slices) and s.parent (the innermost's position, -1 when
-// none), then opens s at `position`. Returns true when s.end was clamped. Leaves self_ns alone.
-bool nest_next(NestedSlice& s, int32_t position, std::vector<OpenSlice>& open);
+// none), then opens s at `position`. Returns true when s.end was clamped. Leaves self_ns alone. Inline, as
+// nests_before: nest_slices and the timeline's tail re-nesting run it once per slice.
+inline bool nest_next(NestedSlice& s, int32_t position, std::vector<OpenSlice>& open) {
+  while (!open.empty() && open.back().end <= s.start) open.pop_back();
+  s.parent = open.empty() ? -1 : open.back().position;
+  const bool clamped = !open.empty() && s.end > open.back().end;
+  if (clamped) s.end = open.back().end;
+  s.depth = int32_t(open.size());
+  open.push_back({s.end, position});
+  return clamped;
+}
 
 // A record's slice with the rank every consumer gives it (Note [Nesting clamp]).
 NestedSlice slice_of(const OpRecord& op, uint32_t index);
