@@ -157,11 +157,13 @@ bool has_zero(const Tensor& t) {
   return found.load();
 }
 
-// The divisor in dtype dt; for integer division, first checked for zeros (PyTorch's
-// "ZeroDivisionError"), so that nothing is written when it throws.
+// The divisor for a division in dtype dt. An integer one is converted to dt and checked for
+// zeros (PyTorch's "ZeroDivisionError"), so that nothing is written when it throws; a floating
+// one is returned as it is (the kernels convert it).
 Tensor checked_divisor(const char* op, const Tensor& b, ScalarType dt) {
+  if (is_floating(dt)) return b;
   Tensor bc = convert(b, dt);
-  if (!is_floating(dt) && has_zero(bc))
+  if (has_zero(bc))
     throw ZeroDivisionError(std::string(op) + ": integer division by zero (divisor of dtype " +
                             std::string(dtype_name(dt)) + ", shape " + format_shape(b.sizes()) + ")" +
                             module_context() +
@@ -173,7 +175,8 @@ Tensor checked_divisor(const char* op, const Tensor& b, ScalarType dt) {
 // out = a <kind> b in out's dtype, any device; b already through checked_divisor.
 void divmod_into(DivMod kind, const Tensor& out, const Tensor& a, const Tensor& b) {
   if (!out.is_cpu()) return dispatch::binary(out.device(), binary_op_of(kind), out, a, b, 1.0);
-  divmod_cpu(kind, out, convert(a, out.dtype()), b);
+  const Tensor ac = convert(a, out.dtype()), bc = convert(b, out.dtype());  // the loop keeps raw pointers
+  divmod_cpu(kind, out, ac, bc);
 }
 
 // A node for an op PyTorch has no derivative for: the forward keeps requires_grad, the
