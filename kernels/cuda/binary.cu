@@ -16,8 +16,61 @@ __device__ __forceinline__ int64_t int_pow(int64_t base, int64_t exp) {
   return int64_t(r);
 }
 
+// Rounding division with PyTorch's formulas (engine/src/ops/divmod.cpp). Integers arrive as
+// int64 (narrow results wrap on store): a divisor of 0 gives 0 instead of trapping (the engine
+// refuses it before the launch; the emulator runs on a CPU, where it is SIGFPE), and -1 is taken
+// apart so that INT64_MIN / -1 wraps instead of trapping.
 template <typename C>
-__device__ __forceinline__ C arith(BinaryOp op, C a, C b, C alpha) {
+__device__ __forceinline__ C remainder_of(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b == 0 || b == -1) return 0;
+    const C r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  } else {
+    const C m = ::fmod(a, b);
+    return (m != C(0) && ((b < C(0)) != (m < C(0)))) ? m + b : m;
+  }
+}
+
+template <typename C>
+__device__ __forceinline__ C fmod_of(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return (b == 0 || b == -1) ? C(0) : C(a % b);
+  else return ::fmod(a, b);
+}
+
+// dt: the output dtype; for float16 and bfloat16 every intermediate is rounded to it, as on the CPU.
+template <typename C>
+__device__ __forceinline__ C floor_divide_of(C a, C b, ScalarType dt) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b == 0) return 0;
+    if (b == -1) return C(uint64_t(0) - uint64_t(a));
+    const C q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  } else {
+    if (b == C(0)) return a / b;
+    const C m = ::fmod(a, b);
+    C d = ew::round_to(ew::round_to(a - m, dt) / b, dt);
+    if (m != C(0) && ((b < C(0)) != (m < C(0)))) d = ew::round_to(d - C(1), dt);
+    if (d == C(0)) return ::copysign(C(0), a / b);
+    C f = ::floor(d);
+    if (ew::round_to(d - f, dt) > C(0.5)) f = ew::round_to(f + C(1), dt);
+    return f;
+  }
+}
+
+template <typename C>
+__device__ __forceinline__ C trunc_divide_of(C a, C b, ScalarType dt) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b == 0) return 0;
+    if (b == -1) return C(uint64_t(0) - uint64_t(a));
+    return a / b;
+  } else {
+    return ::trunc(ew::round_to(a / b, dt));
+  }
+}
+
+template <typename C>
+__device__ __forceinline__ C arith(BinaryOp op, C a, C b, C alpha, ScalarType dt) {
   switch (op) {
     case BinaryOp::Add: return a + alpha * b;
     case BinaryOp::Sub: return a - alpha * b;
@@ -32,6 +85,10 @@ __device__ __forceinline__ C arith(BinaryOp op, C a, C b, C alpha) {
     case BinaryOp::LogicalAnd: return C((a != C(0)) & (b != C(0)));
     case BinaryOp::LogicalOr: return C((a != C(0)) | (b != C(0)));
     case BinaryOp::LogicalXor: return C((a != C(0)) != (b != C(0)));
+    case BinaryOp::Remainder: return remainder_of(a, b);
+    case BinaryOp::Fmod: return fmod_of(a, b);
+    case BinaryOp::FloorDivide: return floor_divide_of(a, b, dt);
+    case BinaryOp::TruncDivide: return trunc_divide_of(a, b, dt);
   }
   return a;
 }
@@ -40,7 +97,8 @@ template <typename C>
 struct ArithF {
   BinaryOp op;
   C alpha;
-  __device__ C operator()(C a, C b) const { return arith(op, a, b, alpha); }
+  ScalarType dt;  // the output's
+  __device__ C operator()(C a, C b) const { return arith(op, a, b, alpha, dt); }
 };
 
 // x ** e for a scalar exponent, with the CPU engine's exact forms of common exponents.
@@ -67,10 +125,11 @@ struct ArithScalarF {
   C s;
   C alpha;
   bool scalar_first;
+  ScalarType dt;  // the output's
   __device__ C operator()(C a) const {
-    if (scalar_first) return arith(op, s, a, alpha);
+    if (scalar_first) return arith(op, s, a, alpha, dt);
     if (op == BinaryOp::Pow) return pow_scalar(a, s);
-    return arith(op, a, s, alpha);
+    return arith(op, a, s, alpha, dt);
   }
 };
 
@@ -104,13 +163,18 @@ bool is_logical(BinaryOp op) {
   return op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr || op == BinaryOp::LogicalXor;
 }
 
+bool is_rounding_division(BinaryOp op) {
+  return op == BinaryOp::Remainder || op == BinaryOp::Fmod || op == BinaryOp::FloorDivide ||
+         op == BinaryOp::TruncDivide;
+}
+
 // Throws DTypeError for the combinations the CPU engine rejects.
 void check_arith_dtype(BinaryOp op, ScalarType compute) {
   const std::string name = binary_op_name(op);
   if (op == BinaryOp::Div && !is_floating(compute))
     throw DTypeError("div on CUDA: true division needs a floating output, got " + ew::dtype_str(compute) +
                      ". Hint: allocate out as float32 (result_type of integers under div)");
-  if ((op == BinaryOp::Sub || op == BinaryOp::Pow) && compute == kBool)
+  if ((op == BinaryOp::Sub || op == BinaryOp::Pow || is_rounding_division(op)) && compute == kBool)
     throw DTypeError(name + " on CUDA: bool is not supported. Hint: " +
                      (op == BinaryOp::Sub ? "use logical_xor() instead" : "convert to an integer or float dtype"));
   if (is_logical(op) && compute != kBool)
@@ -139,6 +203,10 @@ const char* binary_op_name(BinaryOp op) {
     case BinaryOp::LogicalAnd: return "logical_and";
     case BinaryOp::LogicalOr: return "logical_or";
     case BinaryOp::LogicalXor: return "logical_xor";
+    case BinaryOp::Remainder: return "remainder";
+    case BinaryOp::Fmod: return "fmod";
+    case BinaryOp::FloorDivide: return "floor_divide";
+    case BinaryOp::TruncDivide: return "div_trunc";
   }
   return "binary";
 }
@@ -161,7 +229,7 @@ void binary(BinaryOp op, const TensorArg& out, const TensorArg& a, const TensorA
   check_arith_dtype(op, out.dtype);
   ew::visit_compute(out.dtype, [&]<typename C>() {
     const C al = alpha_as<C>(alpha, out.dtype);
-    ew::launch<C, 2>(name, out, {&a, &b}, out.dtype, ArithF<C>{op, al}, stream);
+    ew::launch<C, 2>(name, out, {&a, &b}, out.dtype, ArithF<C>{op, al, out.dtype}, stream);
   });
 }
 
@@ -174,7 +242,7 @@ void binary_scalar(BinaryOp op, const TensorArg& out, const TensorArg& a, const 
     // A number exponent stays as given (the CPU raises half tensors to float(e), not to e rounded to half).
     const bool exact_exponent = op == BinaryOp::Pow && !scalar_first && std::is_floating_point_v<C>;
     const C sv = exact_exponent ? C(s.to_double()) : ew::scalar_as<C>(s, out.dtype);
-    ew::launch<C, 1>(name, out, {&a}, out.dtype, ArithScalarF<C>{op, sv, al, scalar_first}, stream);
+    ew::launch<C, 1>(name, out, {&a}, out.dtype, ArithScalarF<C>{op, sv, al, scalar_first, out.dtype}, stream);
   });
 }
 

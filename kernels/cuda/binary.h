@@ -13,16 +13,35 @@
 // the compute dtype first, as the CPU engine's wrapped numbers are. Semantics follow
 // engine/src/ops/arith.cpp, pow_clamp.cpp and compare.cpp: div is true division, integer pow
 // wraps and gives 0 for negative exponents unless |base| == 1, maximum/minimum propagate NaN,
-// add/mul on bool are or/and. Errors: DTypeError for div with an integer out, sub or pow on
-// bool, and dtypes outside the 8 engine dtypes.
+// add/mul on bool are or/and. Errors: DTypeError for div with an integer out, sub, pow,
+// remainder, fmod, floor_divide or trunc division on bool, and dtypes outside the 8 engine dtypes.
 #pragma once
 #include "cuda/tensor_arg.h"
 #include "rt/scalar.h"
 
 namespace rt::cuda_kernels {
 
-// Lerp is a + alpha * (b - a) (lerp_ with a scalar weight = alpha).
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Lerp, LogicalAnd, LogicalOr, LogicalXor };
+// Lerp is a + alpha * (b - a) (lerp_ with a scalar weight = alpha). Remainder (Python's %), Fmod
+// (C's fmod), FloorDivide (Python's //) and TruncDivide (div with rounding_mode "trunc") use
+// PyTorch's formulas (engine/src/ops/divmod.cpp); an integer divisor of 0 gives 0 here, never a
+// trap: the engine throws ZeroDivisionError before it launches one.
+enum class BinaryOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Maximum,
+  Minimum,
+  Lerp,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+  Remainder,
+  Fmod,
+  FloorDivide,
+  TruncDivide
+};
 enum class CompareOp { Eq, Ne, Lt, Le, Gt, Ge };
 
 // out = a op b; alpha scales b for Add and Sub (a + alpha * b), is the weight of Lerp, and is

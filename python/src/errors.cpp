@@ -12,6 +12,7 @@ namespace rtpy {
 namespace {
 PyObject* g_index_error = nullptr;
 PyObject* g_value_error = nullptr;
+PyObject* g_zero_division_error = nullptr;
 
 PyObject* both(py::module_& m, const char* name, PyObject* base) {
   py::tuple bases = py::make_tuple(py::handle(base), py::handle(PyExc_RuntimeError));
@@ -45,6 +46,9 @@ std::string in_python_terms(const char* message) {
 void bind_errors(py::module_& m) {
   g_index_error = both(m, "EngineIndexError", PyExc_IndexError);
   g_value_error = both(m, "EngineValueError", PyExc_ValueError);
+  // torch raises RuntimeError("ZeroDivisionError") for integer division by zero; Python code catches
+  // ZeroDivisionError.
+  g_zero_division_error = both(m, "EngineZeroDivisionError", PyExc_ZeroDivisionError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -55,6 +59,8 @@ void bind_errors(py::module_& m) {
       PyErr_SetString(g_index_error, in_python_terms(e.what()).c_str());
     } catch (const rt::ValueError& e) {
       PyErr_SetString(g_value_error, in_python_terms(e.what()).c_str());
+    } catch (const rt::ZeroDivisionError& e) {
+      PyErr_SetString(g_zero_division_error, in_python_terms(e.what()).c_str());
     } catch (const rt::NotImplementedError& e) {
       PyErr_SetString(PyExc_NotImplementedError, in_python_terms(e.what()).c_str());
     } catch (const rt::Error& e) {  // ShapeError, DTypeError, DeviceError, AutogradError: RuntimeError in torch

@@ -1,5 +1,5 @@
-// Python operators on Tensor (+ - * / @ ** comparisons, reflected and in-place forms) and the
-// arithmetic functions add/sub/mul/div. Operators take raw handles so that pybind11 has one
+// Python operators on Tensor (+ - * / // % @ ** comparisons, reflected and in-place forms) and the
+// arithmetic functions add/sub/mul/div/remainder/fmod/floor_divide. Operators take raw handles so that pybind11 has one
 // overload to try and nothing to convert: `a + b` on small tensors is dominated by the engine.
 #include <fmt/format.h>
 
@@ -44,15 +44,22 @@ rt::Tensor logical_binary(const char* op, const rt::Tensor& a, const rt::Tensor&
 rt::Tensor and2(const rt::Tensor& a, const rt::Tensor& b) { return logical_binary("and", a, b, &rt::logical_and); }
 rt::Tensor or2(const rt::Tensor& a, const rt::Tensor& b) { return logical_binary("or", a, b, &rt::logical_or); }
 rt::Tensor xor2(const rt::Tensor& a, const rt::Tensor& b) { return logical_binary("xor", a, b, &rt::logical_xor); }
-rt::Tensor missing2(const rt::Tensor&, const rt::Tensor&) {
-  throw rt::NotImplementedError("floor division and modulo (//, %) are not available: the engine has no floor or "
-                                "remainder op yet; compute them with (a / b) and explicit rounding on numpy");
-}
+rt::Tensor remainder2(const rt::Tensor& a, const rt::Tensor& b) { return rt::remainder(a, b); }
+rt::Tensor floor_divide2(const rt::Tensor& a, const rt::Tensor& b) { return rt::floor_divide(a, b); }
 
 rt::Tensor& add_inplace(rt::Tensor& a, const rt::Tensor& b) { return run_sized(a.numel(), [&]() -> rt::Tensor& { return rt::add_(a, b); }); }
 rt::Tensor& sub_inplace(rt::Tensor& a, const rt::Tensor& b) { return run_sized(a.numel(), [&]() -> rt::Tensor& { return rt::sub_(a, b); }); }
 rt::Tensor& mul_inplace(rt::Tensor& a, const rt::Tensor& b) { return run_sized(a.numel(), [&]() -> rt::Tensor& { return rt::mul_(a, b); }); }
 rt::Tensor& div_inplace(rt::Tensor& a, const rt::Tensor& b) { return run_sized(a.numel(), [&]() -> rt::Tensor& { return rt::div_(a, b); }); }
+rt::Tensor& remainder_inplace(rt::Tensor& a, const rt::Tensor& b) {
+  return run_sized(a.numel(), [&]() -> rt::Tensor& { return rt::remainder_(a, b); });
+}
+rt::Tensor& fmod_inplace(rt::Tensor& a, const rt::Tensor& b) {
+  return run_sized(a.numel(), [&]() -> rt::Tensor& { return rt::fmod_(a, b); });
+}
+rt::Tensor& floor_divide_inplace(rt::Tensor& a, const rt::Tensor& b) {
+  return run_sized(a.numel(), [&]() -> rt::Tensor& { return rt::floor_divide_(a, b); });
+}
 rt::Tensor& pow_inplace(rt::Tensor& a, const rt::Tensor& b) {
   if (b.dim() == 0) return rt::pow_(a, b.item());
   throw rt::NotImplementedError("pow_ (**=) with a tensor exponent is not available; use a = a ** b");
@@ -98,8 +105,8 @@ void bind_operators(py::module_& m) {
   def_binary<&pow2>(cls, "__pow__", nullptr);
   cls.def("__rpow__", &reflected<&rpow2>, py::is_operator());
   def_binary<&matmul2>(cls, "__matmul__", "__rmatmul__");
-  def_binary<&missing2>(cls, "__floordiv__", "__rfloordiv__");
-  def_binary<&missing2>(cls, "__mod__", "__rmod__");
+  def_binary<&floor_divide2>(cls, "__floordiv__", "__rfloordiv__");
+  def_binary<&remainder2>(cls, "__mod__", "__rmod__");
   def_binary<&and2>(cls, "__and__", "__rand__");
   def_binary<&or2>(cls, "__or__", "__ror__");
   def_binary<&xor2>(cls, "__xor__", "__rxor__");
@@ -113,6 +120,8 @@ void bind_operators(py::module_& m) {
   cls.def("__isub__", &inplace<&sub_inplace>, py::is_operator());
   cls.def("__imul__", &inplace<&mul_inplace>, py::is_operator());
   cls.def("__itruediv__", &inplace<&div_inplace>, py::is_operator());
+  cls.def("__ifloordiv__", &inplace<&floor_divide_inplace>, py::is_operator());
+  cls.def("__imod__", &inplace<&remainder_inplace>, py::is_operator());
   cls.def("__ipow__", &inplace<&pow_inplace>, py::is_operator());
   cls.def("__neg__", [](const rt::Tensor& a) { return rt::neg(a); });
   cls.def("__pos__", [](py::handle self) { return py::reinterpret_borrow<py::object>(self); });
@@ -138,11 +147,23 @@ void bind_operators(py::module_& m) {
     return run_sized(x.numel(), [&] { return rt::mul(x, y); });
   };
   auto div_fn = [](py::handle a, py::handle b, std::optional<std::string> rounding_mode) {
-    if (rounding_mode)
-      throw rt::NotImplementedError(fmt::format("div(rounding_mode='{}'): the engine has no floor/trunc op yet; "
-                                                "only true division is available", *rounding_mode));
     rt::Tensor x = tensor_or_number(a, "div"), y = tensor_or_number(b, "div");
-    return run_sized(x.numel(), [&] { return rt::div(x, y); });
+    return run_sized(x.numel(), [&] { return rounding_mode ? rt::div(x, y, *rounding_mode) : rt::div(x, y); });
+  };
+  // remainder and floor_divide take a number first (torch.remainder(2, t)); fmod does not, as in torch.
+  auto remainder_fn = [](py::handle a, py::handle b) {
+    rt::Tensor x = tensor_or_number(a, "remainder"), y = tensor_or_number(b, "remainder");
+    return run_sized(x.numel(), [&] { return rt::remainder(x, y); });
+  };
+  auto floor_divide_fn = [](py::handle a, py::handle b) {
+    rt::Tensor x = tensor_or_number(a, "floor_divide"), y = tensor_or_number(b, "floor_divide");
+    return run_sized(x.numel(), [&] { return rt::floor_divide(x, y); });
+  };
+  auto fmod_fn = [](py::handle a, py::handle b) {
+    if (!is_tensor(a))
+      throw py::type_error(fmt::format("fmod(): argument 'input' must be Tensor, not {}", Py_TYPE(a.ptr())->tp_name));
+    rt::Tensor x = unwrap(a), y = tensor_or_number(b, "fmod");
+    return run_sized(x.numel(), [&] { return rt::fmod(x, y); });
   };
   for (py::object target : {py::object(m), py::object(cls)}) {
     const bool method = !py::isinstance<py::module_>(target);
@@ -159,6 +180,9 @@ void bind_operators(py::module_& m) {
     def("div", div_fn, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
     def("divide", div_fn, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
     def("true_divide", div_fn, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+    def("remainder", remainder_fn, py::arg("other"));
+    def("fmod", fmod_fn, py::arg("other"));
+    def("floor_divide", floor_divide_fn, py::arg("other"));
   }
 
   // In-place arithmetic (optimizers): add_(other, alpha=), sub_, mul_, div_.
@@ -188,12 +212,25 @@ void bind_operators(py::module_& m) {
       py::arg("other"));
   cls.def(
       "div_",
-      [](py::handle self, py::handle other) {
+      [](py::handle self, py::handle other, std::optional<std::string> rounding_mode) {
         rt::Tensor a = unwrap(self), b = tensor_or_number(other, "div_");
-        div_inplace(a, b);
+        if (rounding_mode) run_sized(a.numel(), [&]() -> rt::Tensor& { return rt::div_(a, b, *rounding_mode); });
+        else div_inplace(a, b);
         return py::reinterpret_borrow<py::object>(self);
       },
-      py::arg("other"));
+      py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+  // remainder_, fmod_, floor_divide_: self = self op other, in self's dtype.
+  for (auto [name, fn] : std::initializer_list<std::pair<const char*, InplaceBinary>>{
+           {"remainder_", &remainder_inplace}, {"fmod_", &fmod_inplace}, {"floor_divide_", &floor_divide_inplace}}) {
+    cls.def(
+        name,
+        [name, fn](py::handle self, py::handle other) {
+          rt::Tensor a = unwrap(self), b = tensor_or_number(other, name);
+          fn(a, b);
+          return py::reinterpret_borrow<py::object>(self);
+        },
+        py::arg("other"));
+  }
 }
 
 }  // namespace rtpy

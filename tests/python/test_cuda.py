@@ -295,6 +295,22 @@ def test_ops_on_cuda_match_the_cpu():
 
 
 @needs_gpu
+def test_remainder_and_floor_division_on_cuda():
+    labels = rt.arange(10, device="cuda") % 3
+    assert labels.device.type == "cuda" and labels.cpu().tolist() == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0]
+    a, b = rt.randn(8, 5) * 10, rt.rand(5) + 0.5
+    for f in (lambda x, y: x % y, lambda x, y: x // y, lambda x, y: rt.fmod(x, y), lambda x, y: -7 % y):
+        assert f(a.cuda(), b.cuda()).cpu().tolist() == f(a, b).tolist()
+    x = a.cuda().requires_grad_()
+    (x % 2.5).sum().backward()
+    assert x.grad.cpu().tolist() == rt.ones(8, 5).tolist()
+    with pytest.raises(ZeroDivisionError):
+        rt.arange(4, device="cuda") // rt.tensor([1, 0, 1, 1], device="cuda")
+    with pytest.raises(ZeroDivisionError):
+        rt.arange(4, device="cuda") % 0
+
+
+@needs_gpu
 def test_gradients_flow_back_across_devices():
     x = rt.randn(3, 4, requires_grad=True)
     y = x.cuda()

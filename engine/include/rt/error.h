@@ -31,6 +31,7 @@ class DeviceError : public Error { using Error::Error; };      // device mismatc
 class OutOfMemoryError : public Error { using Error::Error; }; // a device allocator ran out of memory
 class IndexError : public Error { using Error::Error; };       // index or dimension out of range
 class ValueError : public Error { using Error::Error; };       // bad argument value, corrupt input
+class ZeroDivisionError : public Error { using Error::Error; }; // integer x / 0, x % 0
 class NotImplementedError : public Error { using Error::Error; };
 class AutogradError : public Error { using Error::Error; };    // graph misuse, in-place after save
 class InterruptedError : public Error { using Error::Error; }; // cancelled via rt::request_cancel()

@@ -172,6 +172,18 @@ class Tensor {
   Tensor& sub_(const Scalar& o);
   Tensor& mul_(const Scalar& o);
   Tensor& div_(const Scalar& o);
+  Tensor remainder(const Tensor& o) const;  // Python's % (operator%)
+  Tensor remainder(const Scalar& o) const;
+  Tensor fmod(const Tensor& o) const;
+  Tensor fmod(const Scalar& o) const;
+  Tensor floor_divide(const Tensor& o) const;  // Python's //
+  Tensor floor_divide(const Scalar& o) const;
+  Tensor& remainder_(const Tensor& o);
+  Tensor& remainder_(const Scalar& o);
+  Tensor& fmod_(const Tensor& o);
+  Tensor& fmod_(const Scalar& o);
+  Tensor& floor_divide_(const Tensor& o);
+  Tensor& floor_divide_(const Scalar& o);
   Tensor neg() const;
   Tensor abs() const;
   Tensor exp() const;

@@ -4,6 +4,7 @@
 //   auto m = x.gt(rt::scalar_tensor(0));    // bool tensor
 //   x.add_(g, -0.1);                        // x -= 0.1 * g, in place (bumps x's version)
 //   auto z = rt::where(m, x, rt::zeros_like(x));
+//   auto labels = rt::arange(10) % 3;       // remainder: 0 1 2 0 1 2 ... (int64)
 //
 // Integer inputs to floating-only functions (exp, sqrt, sigmoid...) are promoted to float32
 // like PyTorch. Half types compute in float32 and round once when stored.
@@ -12,6 +13,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "rt/export.h"
 #include "rt/tensor.h"
@@ -50,6 +52,30 @@ Tensor pow(const Tensor& a, const Tensor& exponent);
 Tensor pow(const Tensor& a, const Scalar& exponent);
 Tensor pow(const Scalar& base, const Tensor& exponent);
 Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+
+// Rounding division, as PyTorch and Python's % and //. The result keeps result_type(a, b)
+// (integers stay integers; bool is refused with DTypeError):
+//   remainder     a - b * floor(a / b): the sign of the divisor, like Python's %    (operator%)
+//   fmod          a - b * trunc(a / b): the sign of the dividend, like C's fmod
+//   floor_divide  floor(a / b), like Python's //; for floats computed from fmod, as PyTorch
+//                 does, so that a == b * floor_divide(a, b) + remainder(a, b) holds closely
+//   div(a, b, "trunc" | "floor")  trunc(a / b) or floor_divide; nullopt: true division
+// Integer division by zero throws rt::ZeroDivisionError before anything is written (on a GPU the
+// check of a divisor tensor waits for the device); INT_MIN / -1 wraps to INT_MIN (remainder 0)
+// where PyTorch's CPU kernel traps. Floats divided by zero give inf or nan as IEEE does.
+// Gradients, as PyTorch 1.13: remainder and fmod pass grad to a and give b
+// -grad * floor_divide(a, b) (remainder) or -grad * div(a, b, "trunc") (fmod); div with a rounding
+// mode gives zero gradients; floor_divide and remainder(Scalar, Tensor) record a node whose
+// backward throws NotImplementedError ("derivative for floor_divide is not implemented").
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Scalar& b);
+Tensor remainder(const Scalar& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Scalar& b);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Scalar& b);
+// rounding_mode: nullopt (true division), "trunc" or "floor"; anything else throws ValueError.
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 
@@ -76,6 +102,13 @@ Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& mul_(Tensor& self, const Tensor& other);
 Tensor& div_(Tensor& self, const Tensor& other);
+Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode);
+Tensor& remainder_(Tensor& self, const Tensor& other);
+Tensor& remainder_(Tensor& self, const Scalar& other);
+Tensor& fmod_(Tensor& self, const Tensor& other);
+Tensor& fmod_(Tensor& self, const Scalar& other);
+Tensor& floor_divide_(Tensor& self, const Tensor& other);
+Tensor& floor_divide_(Tensor& self, const Scalar& other);
 // Broadcasts src, converts dtype. non_blocking: a same-shaped copy from pinned memory to a GPU is
 // queued on the device's current stream (see rt::to_device).
 Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking = false);
@@ -104,6 +137,18 @@ inline Tensor& Tensor::add_(const Scalar& o) { return rt::add_(*this, scalar_to_
 inline Tensor& Tensor::sub_(const Scalar& o) { return rt::sub_(*this, scalar_to_tensor(o)); }
 inline Tensor& Tensor::mul_(const Scalar& o) { return rt::mul_(*this, scalar_to_tensor(o)); }
 inline Tensor& Tensor::div_(const Scalar& o) { return rt::div_(*this, scalar_to_tensor(o)); }
+inline Tensor Tensor::remainder(const Tensor& o) const { return rt::remainder(*this, o); }
+inline Tensor Tensor::remainder(const Scalar& o) const { return rt::remainder(*this, o); }
+inline Tensor Tensor::fmod(const Tensor& o) const { return rt::fmod(*this, o); }
+inline Tensor Tensor::fmod(const Scalar& o) const { return rt::fmod(*this, o); }
+inline Tensor Tensor::floor_divide(const Tensor& o) const { return rt::floor_divide(*this, o); }
+inline Tensor Tensor::floor_divide(const Scalar& o) const { return rt::floor_divide(*this, o); }
+inline Tensor& Tensor::remainder_(const Tensor& o) { return rt::remainder_(*this, o); }
+inline Tensor& Tensor::remainder_(const Scalar& o) { return rt::remainder_(*this, o); }
+inline Tensor& Tensor::fmod_(const Tensor& o) { return rt::fmod_(*this, o); }
+inline Tensor& Tensor::fmod_(const Scalar& o) { return rt::fmod_(*this, o); }
+inline Tensor& Tensor::floor_divide_(const Tensor& o) { return rt::floor_divide_(*this, o); }
+inline Tensor& Tensor::floor_divide_(const Scalar& o) { return rt::floor_divide_(*this, o); }
 inline Tensor& Tensor::copy_(const Tensor& src) { return rt::copy_(*this, src); }
 inline Tensor& Tensor::fill_(const Scalar& v) { return rt::fill_(*this, v); }
 inline Tensor& Tensor::zero_() { return rt::fill_(*this, 0); }
@@ -156,15 +201,18 @@ inline Tensor operator+(const Tensor& a, const Tensor& b) { return rt::add(a, b)
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return rt::sub(a, b); }
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return rt::mul(a, b); }
 inline Tensor operator/(const Tensor& a, const Tensor& b) { return rt::div(a, b); }
+inline Tensor operator%(const Tensor& a, const Tensor& b) { return rt::remainder(a, b); }
 inline Tensor operator-(const Tensor& a) { return rt::neg(a); }
 inline Tensor operator+(const Tensor& a, const Scalar& b) { return rt::add(a, scalar_to_tensor(b)); }
 inline Tensor operator-(const Tensor& a, const Scalar& b) { return rt::sub(a, scalar_to_tensor(b)); }
 inline Tensor operator*(const Tensor& a, const Scalar& b) { return rt::mul(a, scalar_to_tensor(b)); }
 inline Tensor operator/(const Tensor& a, const Scalar& b) { return rt::div(a, scalar_to_tensor(b)); }
+inline Tensor operator%(const Tensor& a, const Scalar& b) { return rt::remainder(a, b); }
 inline Tensor operator+(const Scalar& a, const Tensor& b) { return rt::add(scalar_to_tensor(a), b); }
 inline Tensor operator-(const Scalar& a, const Tensor& b) { return rt::sub(scalar_to_tensor(a), b); }
 inline Tensor operator*(const Scalar& a, const Tensor& b) { return rt::mul(scalar_to_tensor(a), b); }
 inline Tensor operator/(const Scalar& a, const Tensor& b) { return rt::div(scalar_to_tensor(a), b); }
+inline Tensor operator%(const Scalar& a, const Tensor& b) { return rt::remainder(a, b); }
 
 }  // namespace rt
 
