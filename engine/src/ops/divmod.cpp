@@ -38,7 +38,7 @@ dispatch::BinaryOp binary_op_of(DivMod kind) {
   return dispatch::BinaryOp::Remainder;
 }
 
-// The element functions are PyTorch's (c10/util/generic_math.h, BinaryOpsKernel.cpp), so that
+// The element functions follow the formulas of PyTorch's CPU kernels (generic_math.h, BinaryOpsKernel.cpp), so that
 // results match bit for bit. Integer divisors of 0 are refused before a loop starts; the guards
 // below keep a divisor changed meanwhile by another thread from trapping (SIGFPE), and b == -1
 // makes INT_MIN / -1 wrap where x86's idiv traps.
