@@ -20,6 +20,7 @@
 #include "session/backward_graphs.h"
 #include "session/batch_merge.h"
 #include "session/periodic_task.h"
+#include "session/session_header.h"
 #include "session/store_sink.h"
 
 namespace rt::prof {
@@ -427,14 +428,7 @@ SessionDelta Session::snapshot_since(const SnapshotCursor& cursor) const {
                       seen.first, what, seen.second));
 
   SessionData& r = out.records;
-  r.name = d.name;
-  r.clock_offset_ns = d.clock_offset_ns;
-  r.start_ns = d.start_ns;
-  r.end_ns = d.end_ns;
-  r.complete = d.complete;
-  r.dropped_records = d.dropped_records;
-  r.metadata = d.metadata;
-  r.threads = d.threads;
+  copy_session_header(d, r);
   r.ops.assign(d.ops.begin() + ptrdiff_t(cursor.ops), d.ops.end());
   r.gpu.assign(d.gpu.begin() + ptrdiff_t(cursor.gpu), d.gpu.end());
   r.memory.assign(d.memory.begin() + ptrdiff_t(cursor.memory), d.memory.end());

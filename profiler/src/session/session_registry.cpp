@@ -5,6 +5,7 @@
 #include <string>
 
 #include "rt/error.h"
+#include "session/session_header.h"
 
 namespace rt::prof {
 
@@ -135,14 +136,7 @@ std::optional<SessionDelta> SessionRegistry::read_since(uint64_t id, const Snaps
     return out;
   }
   SessionData& r = out.records;  // nothing new: the header and threads only
-  r.name = kept.name;
-  r.clock_offset_ns = kept.clock_offset_ns;
-  r.start_ns = kept.start_ns;
-  r.end_ns = kept.end_ns;
-  r.complete = kept.complete;
-  r.dropped_records = kept.dropped_records;
-  r.metadata = kept.metadata;
-  r.threads = kept.threads;
+  copy_session_header(kept, r);
   out.first_new_string = StringId(kept.strings.size());
   return out;
 }
