@@ -32,7 +32,7 @@ UNRESTRICTED = ("tests", "bench", "samples")
 # Include roots per layer, as the CMakeLists give them to that layer's targets.
 INCLUDE_ROOTS = {
     "kernels": ["kernels"],
-    "engine": ["engine/include", "engine/src"],
+    "engine": ["engine/include", "engine/src", "engine/dist/include", "engine/dist/src"],
     "profiler": ["profiler/include", "profiler/src"],
     "visualizers": ["visualizers/include", "visualizers/src"],
     "python": ["python/src"],
@@ -131,8 +131,9 @@ def test_every_known_exception_still_occurs():
 
 def exported_headers():
     """Headers whose declarations are a shared library's API (rt/export.h): the engine's and the
-    profiler's public headers and the CPU kernels' (compiled into rt_engine)."""
-    for folder in ("engine/include/rt", "profiler/include/rt", "kernels/cpu"):
+    profiler's public headers, the distributed engine's (rt_dist) and the CPU kernels' (compiled into
+    rt_engine)."""
+    for folder in ("engine/include/rt", "engine/dist/include/rt", "profiler/include/rt", "kernels/cpu"):
         for path in sorted((ROOT / folder).rglob("*.h")):
             rel = path.relative_to(ROOT).as_posix()
             if rel not in ("engine/include/rt/export.h", "engine/include/rt/rt.h"):
