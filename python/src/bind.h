@@ -144,6 +144,8 @@ void bind_io(py::module_& m);
 void bind_profiler(py::module_& m);
 void bind_debug(py::module_& m);  // the submodule _C._debug
 void bind_cuda(py::module_& parent, py::module_& m);  // the submodule _C._cuda, and Tensor._to_device
+void bind_dist(py::module_& m);        // the submodule _C._dist (dist_module.cpp): exceptions, then the rest
+void bind_dist_store(py::module_& dist);  // _C._dist's stores (dist_store.cpp)
 
 }  // namespace rtpy
 

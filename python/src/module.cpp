@@ -24,4 +24,5 @@ PYBIND11_MODULE(_C, m) {
   rtpy::bind_debug(debug);
   auto cuda = m.def_submodule("_cuda", "CUDA device bindings (use rustytorch.cuda)");
   rtpy::bind_cuda(m, cuda);
+  rtpy::bind_dist(m);
 }
