@@ -146,6 +146,7 @@ void bind_debug(py::module_& m);  // the submodule _C._debug
 void bind_cuda(py::module_& parent, py::module_& m);  // the submodule _C._cuda, and Tensor._to_device
 void bind_dist(py::module_& m);        // the submodule _C._dist (dist_module.cpp): exceptions, then the rest
 void bind_dist_store(py::module_& dist);  // _C._dist's stores (dist_store.cpp)
+void bind_process_groups(py::module_& dist);  // _C._dist's groups and collectives (dist_groups.cpp)
 
 }  // namespace rtpy
 

@@ -42,6 +42,7 @@ void bind_dist(py::module_& m) {
     }
   });
   bind_dist_store(dist);
+  bind_process_groups(dist);
 }
 
 }  // namespace rtpy

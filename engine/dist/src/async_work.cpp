@@ -1,0 +1,82 @@
+#include "async_work.h"
+
+#include <fmt/core.h>
+
+namespace rt::dist::detail {
+
+AsyncWork::AsyncWork(std::string description, Milliseconds default_timeout, std::vector<Tensor> outputs)
+    : default_timeout_(default_timeout) {
+  description_ = std::move(description);
+  outputs_ = std::move(outputs);
+}
+
+bool AsyncWork::is_completed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
+void AsyncWork::wait(Milliseconds timeout) {
+  if (timeout.count() <= 0) timeout = default_timeout_;
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!done_cv_.wait_for(lock, timeout, [&] { return done_; }))
+    throw DistBackendError(fmt::format(
+        "{} did not finish within {} ms. Hint: a rank of the group has not called it (yet), called another "
+        "collective, or is stuck; RT_DISTRIBUTED_DEBUG=DETAIL checks that every rank calls the same collectives",
+        description_, timeout.count()));
+  if (error_) std::rethrow_exception(error_);
+}
+
+std::exception_ptr AsyncWork::exception() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+void AsyncWork::finish(std::exception_ptr error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+    error_ = std::move(error);
+  }
+  done_cv_.notify_all();
+}
+
+WorkerThread::WorkerThread(std::string name) : name_(std::move(name)), thread_([this] { loop(); }) {}
+
+WorkerThread::~WorkerThread() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void WorkerThread::enqueue(std::shared_ptr<AsyncWork> work, std::function<void()> run) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.emplace_back(std::move(work), std::move(run));
+  }
+  cv_.notify_one();
+}
+
+void WorkerThread::loop() {
+  for (;;) {
+    std::pair<std::shared_ptr<AsyncWork>, std::function<void()>> item;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything queued has run
+      item = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    std::exception_ptr error;
+    try {
+      item.second();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    item.first->finish(error);
+  }
+}
+
+}  // namespace rt::dist::detail

@@ -1,0 +1,137 @@
+// _C._dist's groups and collectives (rt/dist/distributed.h). rustytorch/distributed/ gives them
+// torch.distributed's signatures (None groups, async_op returning None or Work, timedelta timeouts).
+// Every call that can block releases the GIL, so other Python threads (a data loader, the studio's
+// kernel) keep running while a rank waits for its peers.
+#include <pybind11/chrono.h>
+
+#include "bind.h"
+#include "rt/dist/distributed.h"
+
+namespace rtpy {
+
+namespace {
+using rt::dist::GroupPtr;
+using rt::dist::Milliseconds;
+using rt::dist::ReduceOp;
+using rt::dist::WorkPtr;
+
+Milliseconds or_zero(const std::optional<Milliseconds>& t) { return t ? *t : Milliseconds(0); }
+}  // namespace
+
+void bind_process_groups(py::module_& dist) {
+  py::enum_<ReduceOp>(dist, "ReduceOp")
+      .value("SUM", ReduceOp::Sum)
+      .value("AVG", ReduceOp::Avg)
+      .value("PRODUCT", ReduceOp::Product)
+      .value("MIN", ReduceOp::Min)
+      .value("MAX", ReduceOp::Max);
+
+  py::class_<rt::dist::Work, WorkPtr>(dist, "Work")
+      .def("is_completed", &rt::dist::Work::is_completed)
+      .def("is_success", &rt::dist::Work::is_success)
+      .def(
+          "wait",
+          [](rt::dist::Work& w, std::optional<Milliseconds> timeout) {
+            py::gil_scoped_release release;
+            w.wait(or_zero(timeout));
+            return true;
+          },
+          py::arg("timeout") = py::none())
+      .def("exception",
+           [](rt::dist::Work& w) -> py::object {
+             std::exception_ptr e = w.exception();
+             if (!e) return py::none();
+             try {
+               std::rethrow_exception(e);
+             } catch (...) {
+               // Build the Python exception the translators would raise, without raising it.
+               py::detail::translate_exception(std::current_exception());
+               py::error_already_set err;
+               return err.value();
+             }
+           })
+      .def("result", [](rt::dist::Work& w) { return w.result(); })
+      .def_property_readonly("description", &rt::dist::Work::description)
+      .def("__repr__", [](rt::dist::Work& w) {
+        return "<rustytorch.distributed.Work " + w.description() + (w.is_completed() ? ", completed>" : ", running>");
+      });
+
+  py::class_<rt::dist::Group, GroupPtr>(dist, "ProcessGroup")
+      .def("rank", &rt::dist::Group::rank)
+      .def("size", &rt::dist::Group::size)
+      .def("name", &rt::dist::Group::name)
+      .def("backend", &rt::dist::Group::backend)
+      .def_property_readonly("global_ranks", &rt::dist::Group::global_ranks)
+      .def("__repr__", [](const rt::dist::Group& g) {
+        return "<rustytorch.distributed.ProcessGroup '" + g.name() + "' (" + g.backend() + ", rank " +
+               std::to_string(g.rank()) + " of " + std::to_string(g.size()) + ")>";
+      });
+
+  dist.def("is_gloo_available", &rt::dist::is_gloo_available);
+  dist.def("is_mpi_available", &rt::dist::is_mpi_available);
+  dist.def("is_nccl_available", &rt::dist::is_nccl_available);
+  dist.def(
+      "init_process_group",
+      [](const std::string& backend, const std::string& init_method, Milliseconds timeout, int world_size, int rank,
+         std::shared_ptr<rt::dist::Store> store, const std::string& group_name) {
+        rt::dist::InitOptions o;
+        o.backend = backend;
+        o.init_method = init_method;
+        o.timeout = timeout;
+        o.world_size = world_size;
+        o.rank = rank;
+        o.store = std::move(store);
+        o.group_name = group_name;
+        py::gil_scoped_release release;
+        rt::dist::init_process_group(o);
+      },
+      py::arg("backend"), py::arg("init_method"), py::arg("timeout"), py::arg("world_size"), py::arg("rank"),
+      py::arg("store"), py::arg("group_name"));
+  dist.def("destroy_process_group", &rt::dist::destroy_process_group, py::arg("group") = nullptr,
+           py::call_guard<py::gil_scoped_release>());
+  dist.def("is_initialized", &rt::dist::is_initialized);
+  dist.def("default_group", &rt::dist::default_group);
+  dist.def("get_rank", &rt::dist::get_rank, py::arg("group") = nullptr);
+  dist.def("get_world_size", &rt::dist::get_world_size, py::arg("group") = nullptr);
+  dist.def("get_backend", &rt::dist::get_backend, py::arg("group") = nullptr);
+  dist.def(
+      "new_group",
+      [](std::vector<int> ranks, std::optional<Milliseconds> timeout, const std::string& backend) {
+        py::gil_scoped_release release;
+        return rt::dist::new_group(std::move(ranks), or_zero(timeout), backend);
+      },
+      py::arg("ranks"), py::arg("timeout"), py::arg("backend"));
+
+  auto blocking = py::call_guard<py::gil_scoped_release>();
+  dist.def("all_reduce", &rt::dist::all_reduce, py::arg("tensor"), py::arg("op"), py::arg("group"),
+           py::arg("async_op"), blocking);
+  dist.def("broadcast", &rt::dist::broadcast, py::arg("tensor"), py::arg("src"), py::arg("group"),
+           py::arg("async_op"), blocking);
+  dist.def("reduce", &rt::dist::reduce, py::arg("tensor"), py::arg("dst"), py::arg("op"), py::arg("group"),
+           py::arg("async_op"), blocking);
+  dist.def("all_gather", &rt::dist::all_gather, py::arg("tensor_list"), py::arg("tensor"), py::arg("group"),
+           py::arg("async_op"), blocking);
+  dist.def("all_gather_into_tensor", &rt::dist::all_gather_into_tensor, py::arg("output_tensor"),
+           py::arg("input_tensor"), py::arg("group"), py::arg("async_op"), blocking);
+  dist.def("reduce_scatter_tensor", &rt::dist::reduce_scatter_tensor, py::arg("output"), py::arg("input"),
+           py::arg("op"), py::arg("group"), py::arg("async_op"), blocking);
+  dist.def("gather", &rt::dist::gather, py::arg("tensor"), py::arg("gather_list"), py::arg("dst"), py::arg("group"),
+           py::arg("async_op"), blocking);
+  dist.def("scatter", &rt::dist::scatter, py::arg("tensor"), py::arg("scatter_list"), py::arg("src"),
+           py::arg("group"), py::arg("async_op"), blocking);
+  dist.def("all_to_all_single", &rt::dist::all_to_all_single, py::arg("output"), py::arg("input"),
+           py::arg("output_split_sizes"), py::arg("input_split_sizes"), py::arg("group"), py::arg("async_op"),
+           blocking);
+  dist.def("isend", &rt::dist::isend, py::arg("tensor"), py::arg("dst"), py::arg("group"), py::arg("tag"), blocking);
+  dist.def("irecv", &rt::dist::irecv, py::arg("tensor"), py::arg("src"), py::arg("group"), py::arg("tag"), blocking);
+  dist.def("barrier", &rt::dist::barrier, py::arg("group"), py::arg("async_op"), blocking);
+  dist.def(
+      "monitored_barrier",
+      [](GroupPtr group, std::optional<Milliseconds> timeout, bool wait_all_ranks) {
+        py::gil_scoped_release release;
+        rt::dist::monitored_barrier(group, or_zero(timeout), wait_all_ranks);
+      },
+      py::arg("group"), py::arg("timeout"), py::arg("wait_all_ranks"));
+}
+
+}  // namespace rtpy
