@@ -177,7 +177,7 @@ class PrefixStore : public Store {
   using Store::wait;
 
  private:
-  std::string prefixed(const std::string& key) const { return prefix_ + "/" + key; }
+  std::string prefixed(const std::string& key) const;  // "<prefix>/<key>"; refuses an empty key
   std::string prefix_;
   std::shared_ptr<Store> base_;
 };
