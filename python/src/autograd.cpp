@@ -203,6 +203,24 @@ void bind_autograd(py::module_& m) {
              if (ctx && *ctx && attr.rfind("__", 0) != 0) return py::getattr(**ctx, attr.c_str());
              throw py::attribute_error(fmt::format("'{}' object has no attribute '{}'", n.name(), attr));
            })
+      .def(
+          "_register_post_accumulate_hook",
+          [](rt::autograd::Node& n, py::function fn) {
+            // AccumulateGrad only: runs after the leaf's .grad was updated, with the leaf (DDP's trigger).
+            auto* acc = dynamic_cast<rt::autograd::AccumulateGrad*>(&n);
+            if (!acc)
+              throw py::type_error(fmt::format("{} is not an AccumulateGrad node: post-accumulate hooks belong to "
+                                               "leaves (p.expand_as(p).grad_fn.next_functions[0][0])",
+                                               n.name()));
+            NodeHookHandle handle;
+            acc->add_post_accumulate_hook([f = share(std::move(fn)), removed = handle.removed](const rt::Tensor& leaf) {
+              if (*removed) return;
+              py::gil_scoped_acquire gil;
+              (*f)(wrap(leaf));
+            });
+            return handle;
+          },
+          py::arg("hook"))
       .def_property_readonly("next_functions", &next_functions)
       .def_property_readonly("_sequence_nr", &rt::autograd::Node::sequence_nr)
       .def_property_readonly("_forward_op", &rt::autograd::Node::forward_op)

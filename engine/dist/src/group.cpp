@@ -1,9 +1,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <sstream>
 
 #include "rt/cuda.h"
+#include "backend_spec.h"
 #include "rt/dist/distributed.h"
 
 namespace rt::dist {
@@ -11,40 +11,6 @@ namespace rt::dist {
 namespace {
 
 size_t slot(DeviceType t) { return t == DeviceType::CPU ? 0 : 1; }
-
-bool is_known_backend(const std::string& b) { return b == "gloo" || b == "mpi" || b == "nccl"; }
-
-// "gloo" -> cpu: gloo; "nccl" -> cuda: nccl; "cpu:gloo,cuda:nccl" -> both; "" -> PyTorch's default.
-void parse_backend_spec(const std::string& spec, std::string (&out)[2]) {
-  if (spec.empty()) {
-    out[0] = is_gloo_available() ? "gloo" : (is_mpi_available() ? "mpi" : "gloo");
-    if (is_nccl_available() && rt::cuda::is_available()) out[1] = "nccl";
-    return;
-  }
-  if (spec.find(':') == std::string::npos) {
-    if (!is_known_backend(spec))
-      throw ValueError(fmt::format("unknown backend '{}': use \"gloo\" or \"mpi\" (CPU tensors), \"nccl\" (CUDA "
-                                   "tensors), or one per device as \"cpu:gloo,cuda:nccl\"",
-                                   spec));
-    out[spec == "nccl" ? 1 : 0] = spec;
-    return;
-  }
-  std::stringstream parts(spec);
-  std::string part;
-  while (std::getline(parts, part, ',')) {
-    const size_t colon = part.find(':');
-    const std::string device = part.substr(0, colon);
-    const std::string backend = colon == std::string::npos ? "" : part.substr(colon + 1);
-    if ((device != "cpu" && device != "cuda") || !is_known_backend(backend))
-      throw ValueError(fmt::format("backend '{}': '{}' is not DEVICE:BACKEND with DEVICE cpu or cuda and BACKEND gloo, "
-                                   "mpi or nccl (e.g. \"cpu:gloo,cuda:nccl\")",
-                                   spec, part));
-    if ((device == "cpu") == (backend == "nccl"))
-      throw ValueError(fmt::format("backend '{}': {} does not run {} tensors (gloo and mpi: cpu; nccl: cuda)", spec,
-                                   backend, device));
-    out[slot(device == "cpu" ? DeviceType::CPU : DeviceType::CUDA)] = backend;
-  }
-}
 
 }  // namespace
 
@@ -56,9 +22,10 @@ Group::Group(std::string name, std::vector<int> global_ranks, int rank, std::str
       backend_spec_(std::move(backend_spec)),
       store_(std::move(store)),
       timeout_(timeout) {
-  parse_backend_spec(backend_spec_, backend_for_);
-  if (backend_spec_.empty())
-    backend_spec_ = backend_for_[1].empty() ? backend_for_[0] : "cpu:" + backend_for_[0] + ",cuda:" + backend_for_[1];
+  const detail::BackendSpec spec = detail::parse_backend_spec(backend_spec_);
+  backend_for_[0] = spec.cpu;
+  backend_for_[1] = spec.cuda;
+  backend_spec_ = spec.text();
   // CPU backends connect now, so a rendezvous problem shows at init_process_group / new_group as in
   // PyTorch; NCCL communicators wait for the first CUDA collective.
   if (!backend_for_[0].empty()) for_device(DeviceType::CPU);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "backend_spec.h"
 #include "rt/dist/distributed.h"
 
 namespace rt::dist {
@@ -99,8 +100,6 @@ std::shared_ptr<Store> store_from_init_method(const InitOptions& o, int& rank, i
                                method));
 }
 
-bool uses_mpi(const std::string& spec) { return spec == "mpi" || spec.find("cpu:mpi") != std::string::npos; }
-
 }  // namespace
 
 void init_process_group(const InitOptions& o) {
@@ -110,9 +109,10 @@ void init_process_group(const InitOptions& o) {
     throw DistError("init_process_group: the default process group is already initialized; call "
                     "destroy_process_group() first to start a new one");
   if (o.timeout.count() <= 0) throw ValueError("init_process_group: the timeout must be positive");
+  const detail::BackendSpec spec = detail::parse_backend_spec(o.backend);  // a bad spec fails before rendezvous
   int rank = o.rank, world_size = o.world_size;
   std::shared_ptr<Store> store = o.store;
-  if (uses_mpi(o.backend)) {
+  if (spec.cpu == "mpi") {
     // MPI knows the job: rank and size come from mpirun / srun.
     auto probe = make_mpi_group({o.timeout, "mpi-probe", {}});
     if ((rank >= 0 && rank != probe->rank()) || (world_size >= 1 && world_size != probe->size()))

@@ -32,6 +32,15 @@ del _name
 default_pg_timeout = timedelta(minutes=30)
 
 
+def _get_future(work):
+    """Work.get_future(): a rustytorch.futures.Future whose value is the list of tensors the work wrote."""
+    from ..futures import _WorkFuture
+    return _WorkFuture(work)
+
+
+Work.get_future = _get_future
+
+
 class Backend(str):
     """Backend names, as torch.distributed.Backend: Backend("GLOO") == "gloo"."""
 

@@ -5,9 +5,9 @@
     loss = rt.nn.functional.cross_entropy(model(x), y)
     rt.nn.init.zeros_(model[0].bias)
 """
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import *  # noqa: F401,F403 -- the layer classes are this package's API
 from .modules import __all__ as _modules_all
 from .parameter import Parameter
 
-__all__ = ["Parameter", "functional", "init", "utils"] + list(_modules_all)
+__all__ = ["Parameter", "functional", "init", "parallel", "utils"] + list(_modules_all)

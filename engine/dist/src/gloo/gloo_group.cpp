@@ -304,13 +304,16 @@ class GlooGroup final : public ProcessGroup {
         const bool ok = is_send_ ? buffer_->waitSend(timeout) : buffer_->waitRecv(timeout);
         if (!ok) throw DistBackendError(fmt::format("{} was aborted", description_));
       } catch (const gloo::IoException& e) {
-        // gloo reports a timeout as an I/O error; the buffer stays pending, so a later wait may finish it.
-        if (std::strstr(e.what(), "Timed out") != nullptr)
-          throw DistBackendError(fmt::format(
-              "{} did not finish within {} ms. Hint: the peer has not posted the matching {} (same tag) yet, or "
-              "has died",
-              description_, timeout.count(), is_send_ ? "recv" : "send"));
-        error_ = std::make_exception_ptr(backend_error(description_, e));
+        // gloo gives up on a timed-out wait by closing the connection to that peer: the operation has
+        // failed for good, and so will later ones with that peer in this group.
+        if (std::strstr(e.what(), "Timed out") != nullptr || std::strstr(e.what(), "timeout") != nullptr)
+          error_ = std::make_exception_ptr(DistBackendError(fmt::format(
+              "{} did not finish within {} ms: the peer has not posted the matching {} (same tag), or has died. gloo "
+              "closes the connection to that peer when a wait times out, so this group cannot talk to it any more: "
+              "destroy it and create a new one (or restart the job)",
+              description_, timeout.count(), is_send_ ? "recv" : "send")));
+        else
+          error_ = std::make_exception_ptr(backend_error(description_, e));
         done_ = true;
         std::rethrow_exception(error_);
       } catch (const gloo::Exception& e) {

@@ -1,0 +1,139 @@
+"""rustytorch.futures.Future: the result of an asynchronous operation (torch.futures.Future's core API):
+wait(), value(), done(), then(callback), set_result(), set_exception(). DDP communication hooks return one;
+Work.get_future() wraps a collective's Work in one whose value is the list of tensors the collective wrote."""
+import threading
+
+
+class Future:
+    def __init__(self):
+        self._done = threading.Event()
+        self._value = None
+        self._error = None
+        self._callbacks = []
+        self._lock = threading.Lock()
+
+    def done(self):
+        return self._done.is_set()
+
+    def wait(self):
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def value(self):
+        if not self.done():
+            raise RuntimeError("Future.value() called before the future completed; call wait() first")
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def set_result(self, result):
+        self._finish(result, None)
+
+    def set_exception(self, error):
+        self._finish(None, error)
+
+    def _finish(self, value, error):
+        with self._lock:
+            if self._done.is_set():
+                raise RuntimeError("this Future already has a result")
+            self._value, self._error = value, error
+            self._done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb(self)
+
+    def add_done_callback(self, callback):
+        with self._lock:
+            if not self._done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback(self)
+
+    def then(self, callback):
+        """A Future for callback(self), run when this one completes."""
+        chained = Future()
+
+        def run(fut):
+            try:
+                chained.set_result(callback(fut))
+            except BaseException as e:  # noqa: BLE001 -- the chained future carries any failure
+                chained.set_exception(e)
+
+        self.add_done_callback(run)
+        return chained
+
+
+class _WorkFuture(Future):
+    """A Future over a collective's Work: waiting (or reading the value) waits for the Work."""
+
+    def __init__(self, work):
+        super().__init__()
+        self._work = work
+
+    def done(self):
+        return super().done() or self._work.is_completed()
+
+    def _complete(self):
+        if super().done():
+            return
+        try:
+            self._work.wait()
+            result, error = list(self._work.result()), None
+        except BaseException as e:  # noqa: BLE001
+            result, error = None, e
+        with self._lock:
+            if self._done.is_set():
+                return
+            self._value, self._error = result, error
+            self._done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb(self)
+
+    def wait(self):
+        self._complete()
+        return super().wait()
+
+    def value(self):
+        self._complete()
+        return super().value()
+
+    def then(self, callback):
+        # The callback runs when someone waits: the work completes on a backend thread that runs no Python.
+        return _ChainedFuture(self, callback)
+
+
+class _ChainedFuture(Future):
+    def __init__(self, parent, callback):
+        super().__init__()
+        self._parent = parent
+        self._callback = callback
+
+    def done(self):
+        return super().done() or self._parent.done()
+
+    def _complete(self):
+        if super().done():
+            return
+        try:
+            self._parent.wait()
+            result, error = self._callback(self._parent), None
+        except BaseException as e:  # noqa: BLE001
+            result, error = None, e
+        with self._lock:
+            if self._done.is_set():
+                return
+        self._finish(result, error)
+
+    def wait(self):
+        self._complete()
+        return super().wait()
+
+    def value(self):
+        self._complete()
+        return super().value()
+
+    def then(self, callback):
+        return _ChainedFuture(self, callback)
