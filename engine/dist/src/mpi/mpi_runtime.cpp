@@ -142,7 +142,13 @@ void Runtime::prune() {
 
 void Runtime::at_exit() {
   Runtime& r = get();
-  r.prune();
+  // Poll, but destroy nothing: a Work still registered may hold tensors whose allocator (a static
+  // constructed after MPI_Init) is already gone. Finished operations have let go of their
+  // communicator, so the count of Users is exact; the Works stay reachable from this runtime.
+  {
+    std::lock_guard<std::mutex> g(r.in_flight_mutex_);
+    for (auto& op : r.in_flight_) op->poll();
+  }
   bool finalize = false;
   {
     std::lock_guard<std::mutex> g(r.users_mutex_);
