@@ -16,9 +16,7 @@ std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store>, int, int, 
 }
 #endif
 
-#ifdef RT_DIST_WITH_MPI
-bool is_mpi_available() { return true; }
-#else
+#ifndef RT_DIST_WITH_MPI  // built: src/mpi/process_group_mpi.cpp
 bool is_mpi_available() { return false; }
 std::shared_ptr<ProcessGroup> make_mpi_group(ProcessGroupOptions) {
   throw DistBackendError(
