@@ -139,9 +139,11 @@ def test_output_lines_are_tagged_unless_no_prefix(tmp_path, launch):
     r = run_launch(launch, "--nproc-per-node", 2, "--no-prefix", "talk.py")
     assert r.returncode == 0, r.stderr
     assert "[rank" not in r.stdout + r.stderr
-    for rank in (0, 1):  # untagged output is passed on unchanged: a line without newline stays so
-        assert f"out {rank} one\nout {rank} two\ntail {rank} without newline" in r.stdout
+    for rank in (0, 1):  # untagged output is passed on unchanged (a line without newline stays so)
+        for text in (f"out {rank} one\n", f"out {rank} two\n", f"tail {rank} without newline"):
+            assert text in r.stdout
         assert f"err {rank}" in r.stderr.splitlines()
+    assert r.stdout.count("\n") == 4
 
 
 def test_failing_rank_is_named_with_its_code_and_last_lines(tmp_path, launch):
