@@ -18,7 +18,7 @@ std::string usage_failure(const CLI::App* app, const CLI::Error& e) {
   const std::vector<std::string> rest = app->remaining();
   if (app->get_subcommands().empty() && !rest.empty() && !rest.front().starts_with("-")) {
     std::string names;
-    for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; }))
+    for (const CLI::App* sub : app->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
       names.append(names.empty() ? "" : ", ").append(sub->get_name());
     return fmt::format("rtorch: unknown command '{}' (commands: {})\nRun 'rtorch --help' for usage.\n", rest.front(),
                        names);
