@@ -5,9 +5,12 @@
 //
 // Sub-group: ranks {1, 0} (the world reversed) for 2 ranks, {0, 2} for 3, the odd ranks for 4 or more.
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -18,7 +21,7 @@
 namespace {
 
 int usage(const char* why) {
-  std::fprintf(stderr, "dist_collectives: %s\nusage: dist_collectives --backend mpi\n", why);
+  std::fprintf(stderr, "dist_collectives: %s\nusage: dist_collectives --backend mpi|gloo\n", why);
   return 2;
 }
 
@@ -41,6 +44,13 @@ void print(int rank, const std::string& text) {
 
 }  // namespace
 
+int env_int(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  if (!v) v = std::getenv(fallback);
+  if (!v) throw std::runtime_error(fmt::format("neither {} nor {} is set: start this under mpirun", name, fallback));
+  return std::atoi(v);
+}
+
 int main(int argc, char** argv) {
   std::string backend;
   for (int i = 1; i < argc; ++i) {
@@ -62,10 +72,27 @@ int main(int argc, char** argv) {
       for (int r : members)
         if (r == world->rank()) sub = rt::dist::make_mpi_group(options);
     }
-    // ---- other backends' setup goes here (gloo: a store, make_gloo_group for the world, and the
-    // sub-group on every rank as its rendezvous needs) -------------------------------------------
-    else {
-      return usage(fmt::format("backend '{}' is not set up in this program (it knows: mpi)", backend).c_str());
+    else if (backend == "gloo") {
+      // mpirun only starts the processes: rank and size from its environment, rendezvous through a
+      // FileStore named after mpirun's job id (fresh for every run; the last rank to close removes it).
+      const int rank = env_int("OMPI_COMM_WORLD_RANK", "RANK"), size = env_int("OMPI_COMM_WORLD_SIZE", "WORLD_SIZE");
+      const char* job = std::getenv("OMPI_MCA_ess_base_jobid");
+      const std::string path = (std::filesystem::temp_directory_path() /
+                                fmt::format("rt_dist_collectives_{}", job ? job : std::to_string(getppid())))
+                                   .string();
+      auto store = std::make_shared<rt::dist::FileStore>(path, size);
+      store->set_timeout(std::chrono::seconds(60));
+      world = rt::dist::make_gloo_group(store, rank, size);
+      members = sub_group_ranks(size);
+      rt::dist::ProcessGroupOptions options;
+      options.group_name = "sub";
+      options.global_ranks = members;
+      for (size_t i = 0; i < members.size(); ++i)
+        if (members[i] == rank)
+          sub = rt::dist::make_gloo_group(std::make_shared<rt::dist::PrefixStore>("sub", store), int(i), int(members.size()),
+                                          options);
+    } else {
+      return usage(fmt::format("backend '{}' is not set up in this program (it knows: mpi, gloo)", backend).c_str());
     }
 
     const int rank = world->rank();
