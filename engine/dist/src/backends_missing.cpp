@@ -31,8 +31,8 @@ bool is_nccl_available() { return true; }
 bool is_nccl_available() { return false; }
 std::shared_ptr<ProcessGroup> make_nccl_group(std::shared_ptr<Store>, int, int, ProcessGroupOptions) {
   throw DistBackendError(
-      "the nccl backend is not built into this rustytorch: it needs a CUDA build (nvcc and the CUDA toolkit with "
-      "NCCL in /usr/local/cuda, -DRT_CUDA=ON) and a GPU to run on; for CPU tensors use backend=\"gloo\"");
+      "the nccl backend is not written yet: collectives on CUDA tensors are not supported in this version of "
+      "rustytorch. Copy the tensors to the CPU (t.cpu()) and use backend=\"gloo\" or \"mpi\"");
 }
 #endif
 
