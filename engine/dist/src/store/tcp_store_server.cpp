@@ -119,9 +119,13 @@ void TCPStoreServer::Loop::run() {
         auto it = connections.find(fds[i].fd);
         if (it == connections.end() || !fds[i].revents) continue;
         Connection& c = it->second;
-        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_from(c);
-        if (!c.closing) process(c);
-        if (!c.closing) flush(c);
+        try {
+          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_from(c);
+          if (!c.closing) process(c);
+          if (!c.closing) flush(c);
+        } catch (const std::exception&) {
+          c.closing = true;  // out of memory for a huge frame: drop that client, keep serving the others
+        }
         if (c.closing) close_connection(fds[i].fd);
       }
     }

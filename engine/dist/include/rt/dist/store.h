@@ -13,17 +13,20 @@
 //
 // Contracts (every store):
 // - get and wait block until every key exists or the timeout (default 300 s, set_timeout) passes, then
-//   throw DistStoreError naming the store (its address or file), the key(s) and the timeout.
+//   throw DistStoreError naming the store (its address or file), the key(s) and the timeout. A timeout
+//   of zero waits forever (PyTorch's kNoTimeout); a negative one is refused with DistStoreError.
 // - add treats a missing key as 0 and stores the result as decimal text, so get() of a counter returns
 //   its digits; add on a key holding anything else throws DistStoreError.
 // - compare_set(key, expected, desired): stores desired when the key's value equals expected, or when
 //   the key is missing and expected is empty; returns the value the key holds afterwards (desired when it
 //   swapped, the current value otherwise; expected when the key is missing and was not created).
-// - delete_key returns whether the key existed; num_keys counts the keys set (TCPStore's server may
-//   count keys of its own, as PyTorch's does not: ours counts only what clients set).
+// - delete_key returns whether the key existed; num_keys counts the keys set (torch's TCPStore also
+//   counts a key of its own; ours counts only what clients set).
 // - Values are bytes; keys are non-empty strings of at most 64 KiB, values at most 1 GiB: anything
 //   larger is refused with DistStoreError before it is sent.
-// - A store is safe to use from several threads of one process at once.
+// - A store is safe to use from several threads of one process at once; a thread blocked in get or
+//   wait does not hold up the others (TCPStore gives each concurrent call its own connection).
+// - Connecting (TCPStore) fails with DistNetworkError naming host:port and the timeout.
 #pragma once
 #include <chrono>
 #include <cstdint>
