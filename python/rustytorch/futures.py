@@ -65,62 +65,19 @@ class Future:
         return chained
 
 
-class _WorkFuture(Future):
-    """A Future over a collective's Work: waiting (or reading the value) waits for the Work."""
+class _LazyFuture(Future):
+    """A Future computed by whoever first waits for it (or reads its value): _compute() returns the value or
+    raises. Collectives complete on backend threads that run no Python, so their callbacks run here."""
 
-    def __init__(self, work):
-        super().__init__()
-        self._work = work
-
-    def done(self):
-        return super().done() or self._work.is_completed()
+    def _compute(self):
+        raise NotImplementedError
 
     def _complete(self):
         if super().done():
             return
         try:
-            self._work.wait()
-            result, error = list(self._work.result()), None
-        except BaseException as e:  # noqa: BLE001
-            result, error = None, e
-        with self._lock:
-            if self._done.is_set():
-                return
-            self._value, self._error = result, error
-            self._done.set()
-            callbacks, self._callbacks = self._callbacks, []
-        for cb in callbacks:
-            cb(self)
-
-    def wait(self):
-        self._complete()
-        return super().wait()
-
-    def value(self):
-        self._complete()
-        return super().value()
-
-    def then(self, callback):
-        # The callback runs when someone waits: the work completes on a backend thread that runs no Python.
-        return _ChainedFuture(self, callback)
-
-
-class _ChainedFuture(Future):
-    def __init__(self, parent, callback):
-        super().__init__()
-        self._parent = parent
-        self._callback = callback
-
-    def done(self):
-        return super().done() or self._parent.done()
-
-    def _complete(self):
-        if super().done():
-            return
-        try:
-            self._parent.wait()
-            result, error = self._callback(self._parent), None
-        except BaseException as e:  # noqa: BLE001
+            result, error = self._compute(), None
+        except BaseException as e:  # noqa: BLE001 -- the future carries any failure
             result, error = None, e
         with self._lock:
             if self._done.is_set():
@@ -137,3 +94,32 @@ class _ChainedFuture(Future):
 
     def then(self, callback):
         return _ChainedFuture(self, callback)
+
+
+class _WorkFuture(_LazyFuture):
+    """A Future over a collective's Work: its value is the list of tensors the work wrote."""
+
+    def __init__(self, work):
+        super().__init__()
+        self._work = work
+
+    def done(self):
+        return super().done() or self._work.is_completed()
+
+    def _compute(self):
+        self._work.wait()
+        return list(self._work.result())
+
+
+class _ChainedFuture(_LazyFuture):
+    def __init__(self, parent, callback):
+        super().__init__()
+        self._parent = parent
+        self._callback = callback
+
+    def done(self):
+        return super().done() or self._parent.done()
+
+    def _compute(self):
+        self._parent.wait()
+        return self._callback(self._parent)

@@ -34,11 +34,17 @@ def batch(step, dtype, n=12):
 """
 
 
-def single_process_params(steps, dtype_name, world):
-    """The reference: one process, the whole batch, the same SGD."""
+def reference_namespace():
+    """MODEL's make_model and batch, in this process (no process group)."""
     ns = {}
     exec(MODEL.replace("import rustytorch.distributed as dist\n", "").replace(
         "from rustytorch.nn.parallel import DistributedDataParallel as DDP\n", ""), ns)
+    return ns
+
+
+def single_process_params(steps, dtype_name, world):
+    """The reference: one process, the whole batch, the same SGD."""
+    ns = reference_namespace()
     dtype = getattr(rt, dtype_name)
     m = ns["make_model"](dtype)
     opt = rt.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
@@ -185,9 +191,7 @@ for micro in range(3):
 print("RESULT " + json.dumps({"grad": model.module[0].weight.grad.tolist(), "local": local.tolist()}))
 """
     results = run_ranks(code, 2)
-    ns = {}
-    exec(MODEL.replace("import rustytorch.distributed as dist\n", "").replace(
-        "from rustytorch.nn.parallel import DistributedDataParallel as DDP\n", ""), ns)
+    ns = reference_namespace()
     m = ns["make_model"](rt.float64)
     for micro in range(3):
         x, y = ns["batch"](micro, rt.float64, 4)
@@ -226,9 +230,7 @@ print("RESULT " + json.dumps({
     "hooked": [p.grad.tolist() for p in hooked.module.parameters()]}))
 """
     results = run_ranks(code, 2, timeout=180)
-    ns = {}
-    exec(MODEL.replace("import rustytorch.distributed as dist\n", "").replace(
-        "from rustytorch.nn.parallel import DistributedDataParallel as DDP\n", ""), ns)
+    ns = reference_namespace()
     m = ns["make_model"](rt.float32)
     xb, yb = ns["batch"](0, rt.float32, 12)
     for r in range(2):
