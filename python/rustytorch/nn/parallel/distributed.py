@@ -170,7 +170,7 @@ class DistributedDataParallel(Module):
 
     def _build_buckets(self, order, first_bucket):
         buckets, current, current_bytes = [], [], 0
-        cap = _FIRST_BUCKET_BYTES if first_bucket else self.bucket_bytes_cap
+        cap = min(_FIRST_BUCKET_BYTES, self.bucket_bytes_cap) if first_bucket else self.bucket_bytes_cap
         for i in order:
             p = self._params[i]
             nbytes = p.numel() * p.element_size()
