@@ -165,7 +165,11 @@ def test_failing_rank_is_named_with_its_code_and_last_lines(tmp_path, launch):
     assert "    giving up: bad shard" in body
     assert "    line 29 of rank 1" in body
     assert "    line 5 of rank 1" not in body  # only the last lines are kept
-    assert "rank 0: signal SIGTERM (15), stopped by mpirun" in summary
+    # The others are stopped by mpirun: SIGTERM, which their supervisors report, or, when a loaded machine
+    # keeps a supervisor from writing its status within mpirun's grace period, SIGKILL and no status.
+    for rank in (0, 2):
+        assert (f"rank {rank}: signal SIGTERM (15), stopped by mpirun" in summary
+                or f"rank {rank}: no status (killed before it could report)" in summary), summary
     assert "rtorch launch: restart" not in r.stderr
 
 
