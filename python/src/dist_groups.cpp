@@ -4,8 +4,14 @@
 // kernel) keep running while a rank waits for its peers.
 #include <pybind11/chrono.h>
 
+#include <fmt/core.h>
+#include <frameobject.h>
+
+#include <cstring>
+
 #include "bind.h"
 #include "rt/dist/distributed.h"
+#include "rt/dist/ledger.h"
 
 namespace rtpy {
 
@@ -16,6 +22,36 @@ using rt::dist::ReduceOp;
 using rt::dist::WorkPtr;
 
 Milliseconds or_zero(const std::optional<Milliseconds>& t) { return t ? *t : Milliseconds(0); }
+
+// The user's line that called a collective: the innermost Python frame outside the rustytorch package,
+// as "train.py:91" (the collective ledger's call site). Runs with the GIL held.
+uint32_t python_call_site() {
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(frame);
+  uint32_t site = 0;
+  while (frame) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    Py_DECREF(code);
+    if (!file) {
+      PyErr_Clear();
+    } else if (!std::strstr(file, "/rustytorch/")) {
+      const char* base = std::strrchr(file, '/');
+      site = rt::dist::intern_call_site(fmt::format("{}:{}", base ? base + 1 : file, PyFrame_GetLineNumber(frame)));
+      break;
+    }
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  Py_XDECREF(frame);
+  return site;
+}
+
+// Opens the call site for the collective it guards; constructed before the GIL is released.
+struct PythonCallSite {
+  rt::dist::CallSiteScope scope{python_call_site()};
+};
 }  // namespace
 
 void bind_process_groups(py::module_& dist) {
@@ -102,7 +138,7 @@ void bind_process_groups(py::module_& dist) {
       },
       py::arg("ranks"), py::arg("timeout"), py::arg("backend"));
 
-  auto blocking = py::call_guard<py::gil_scoped_release>();
+  auto blocking = py::call_guard<PythonCallSite, py::gil_scoped_release>();
   dist.def("all_reduce", &rt::dist::all_reduce, py::arg("tensor"), py::arg("op"), py::arg("group"),
            py::arg("async_op"), blocking);
   dist.def("broadcast", &rt::dist::broadcast, py::arg("tensor"), py::arg("src"), py::arg("group"),
@@ -128,10 +164,17 @@ void bind_process_groups(py::module_& dist) {
   dist.def(
       "monitored_barrier",
       [](GroupPtr group, std::optional<Milliseconds> timeout, bool wait_all_ranks) {
+        PythonCallSite site;
         py::gil_scoped_release release;
         rt::dist::monitored_barrier(group, or_zero(timeout), wait_all_ranks);
       },
       py::arg("group"), py::arg("timeout"), py::arg("wait_all_ranks"));
+
+  dist.def(
+      "ledger_trace_json", [](int rank) { return rt::dist::ledger_trace_json(rank); }, py::arg("rank"));
+  dist.def(
+      "write_ledger_trace", [](const std::string& path, int rank) { rt::dist::write_ledger_trace(path, rank); },
+      py::arg("path"), py::arg("rank"));
 }
 
 }  // namespace rtpy

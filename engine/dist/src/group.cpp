@@ -1,9 +1,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 
-#include "rt/cuda.h"
 #include "backend_spec.h"
+#include "rt/cuda.h"
 #include "rt/dist/distributed.h"
 
 namespace rt::dist {
@@ -61,12 +62,28 @@ ProcessGroup& Group::for_device(DeviceType device) {
   } else {
     groups_[i] = make_nccl_group(store_, rank_, size(), options);
   }
+  if (debug_level() == DebugLevel::Detail)
+    groups_[i]->set_consistency_store(std::make_shared<PrefixStore>(std::string("detail-") + device_name, store_));
   return *groups_[i];
 }
 
 ProcessGroup& Group::for_barrier() {
   return !backend_for_[1].empty() && rt::cuda::is_available() ? for_device(DeviceType::CUDA)
                                                                : for_device(DeviceType::CPU);
+}
+
+}  // namespace rt::dist
+
+namespace rt::dist {
+
+DebugLevel debug_level() {
+  const char* v = std::getenv("RT_DISTRIBUTED_DEBUG");
+  if (!v || !*v) v = std::getenv("TORCH_DISTRIBUTED_DEBUG");
+  if (!v || !*v) return DebugLevel::Off;
+  const std::string s(v);
+  if (s == "DETAIL" || s == "detail") return DebugLevel::Detail;
+  if (s == "INFO" || s == "info") return DebugLevel::Info;
+  return DebugLevel::Off;
 }
 
 }  // namespace rt::dist

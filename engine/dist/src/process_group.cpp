@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "ledger/ledger_internal.h"
 #include "rt/op_observer.h"
 
 namespace rt::dist {
@@ -38,6 +39,23 @@ ProcessGroup::ProcessGroup(int rank, int size, ProcessGroupOptions options)
 }
 
 ProcessGroup::~ProcessGroup() = default;
+
+void ProcessGroup::record(Call& c, const char* op, const std::vector<const Tensor*>& tensors, int peer,
+                          bool point_to_point) {
+  if (ledger_group_ == 0) ledger_group_ = detail::ledger_group_id(group_name());
+  detail::LedgerEntry e{op, c.seq, ledger_group_, point_to_point, peer, nullptr, 0, 0};
+  for (const Tensor* t : tensors) {
+    if (!t->defined()) continue;
+    if (!e.first) e.first = t;
+    e.numel += t->numel();
+    e.shapes_hash = detail::hash_shape(e.shapes_hash, *t);
+  }
+  uint64_t fp = e.shapes_hash;
+  for (const char* p = op; *p; ++p) fp = fp * 1099511628211ull ^ uint64_t(uint8_t(*p));
+  c.fingerprint = fp ^ uint64_t(peer + 1) * 0x9e3779b97f4a7c15ull;
+  c.ledger_id = detail::ledger_record(e);
+  if (consistency_store_ && !point_to_point) check_consistency(c);
+}
 
 int ProcessGroup::global_rank(int group_rank) const {
   if (group_rank < 0 || group_rank >= size_)
@@ -103,6 +121,7 @@ WorkPtr ProcessGroup::all_reduce(const Tensor& tensor, ReduceOp op) {
   Call c = next_call("all_reduce");
   check_tensor(*this, device_type(), c.what.c_str(), "tensor", tensor);
   check_reduce_op(c.what.c_str(), tensor, op);
+  record(c, "all_reduce", {&tensor}, -1);
   return run_all_reduce(c, tensor, op);
 }
 
@@ -111,6 +130,7 @@ WorkPtr ProcessGroup::broadcast(const Tensor& tensor, int root) {
   Call c = next_call("broadcast");
   check_tensor(*this, device_type(), c.what.c_str(), "tensor", tensor);
   check_root(*this, c.what.c_str(), "root", root);
+  record(c, "broadcast", {&tensor}, root);
   return run_broadcast(c, tensor, root);
 }
 
@@ -120,6 +140,7 @@ WorkPtr ProcessGroup::reduce(const Tensor& tensor, int root, ReduceOp op) {
   check_tensor(*this, device_type(), c.what.c_str(), "tensor", tensor);
   check_root(*this, c.what.c_str(), "root", root);
   check_reduce_op(c.what.c_str(), tensor, op);
+  record(c, "reduce", {&tensor}, root);
   return run_reduce(c, tensor, root, op);
 }
 
@@ -139,6 +160,7 @@ WorkPtr ProcessGroup::all_gather(const std::vector<Tensor>& outputs, const Tenso
                                    outputs[i].numel(), format_shape(outputs[i].sizes()), input.numel(),
                                    format_shape(input.sizes())));
   }
+  record(c, "all_gather", {&input}, -1);
   return run_all_gather(c, outputs, input);
 }
 
@@ -153,6 +175,7 @@ WorkPtr ProcessGroup::all_gather_into_tensor(const Tensor& output, const Tensor&
     throw ShapeError(fmt::format("{}: output has {} elements (shape {}); it needs size * input.numel() = {} * {} = {}",
                                  what, output.numel(), format_shape(output.sizes()), size(), input.numel(),
                                  input.numel() * size()));
+  record(c, "all_gather_into_tensor", {&input, &output}, -1);
   return run_all_gather_into_tensor(c, output, input);
 }
 
@@ -168,6 +191,7 @@ WorkPtr ProcessGroup::reduce_scatter_tensor(const Tensor& output, const Tensor& 
     throw ShapeError(fmt::format("{}: input has {} elements (shape {}); it needs size * output.numel() = {} * {} = {}",
                                  what, input.numel(), format_shape(input.sizes()), size(), output.numel(),
                                  output.numel() * size()));
+  record(c, "reduce_scatter_tensor", {&input, &output}, -1);
   return run_reduce_scatter_tensor(c, output, input, op);
 }
 
@@ -192,6 +216,7 @@ WorkPtr ProcessGroup::gather(const std::vector<Tensor>& outputs, const Tensor& i
   } else if (!outputs.empty()) {
     throw ValueError(fmt::format("{}: gather_list must be empty (None) on ranks other than the root {}", what, root));
   }
+  record(c, "gather", {&input}, root);
   return run_gather(c, outputs, input, root);
 }
 
@@ -216,6 +241,7 @@ WorkPtr ProcessGroup::scatter(const Tensor& output, const std::vector<Tensor>& i
   } else if (!inputs.empty()) {
     throw ValueError(fmt::format("{}: scatter_list must be empty (None) on ranks other than the root {}", what, root));
   }
+  record(c, "scatter", {&output}, root);
   return run_scatter(c, output, inputs, root);
 }
 
@@ -250,6 +276,7 @@ WorkPtr ProcessGroup::all_to_all_single(const Tensor& output, const Tensor& inpu
   };
   fill_splits(output_splits, output, "output");
   fill_splits(input_splits, input, "input");
+  record(c, "all_to_all_single", {&input, &output}, -1);
   return run_all_to_all_single(c, output, input, output_splits, input_splits);
 }
 
@@ -260,6 +287,7 @@ WorkPtr ProcessGroup::send(const Tensor& tensor, int dst, int tag) {
   check_root(*this, c.what.c_str(), "dst", dst);
   if (dst == rank()) throw ValueError(fmt::format("{}: a rank cannot send to itself (dst {})", c.what, dst));
   if (tag < 0) throw ValueError(fmt::format("{}: tag {} must be non-negative", c.what, tag));
+  record(c, "send", {&tensor}, dst, true);
   return run_send(c, tensor, dst, tag);
 }
 
@@ -270,12 +298,14 @@ WorkPtr ProcessGroup::recv(const Tensor& tensor, int src, int tag) {
   check_root(*this, c.what.c_str(), "src", src);
   if (src == rank()) throw ValueError(fmt::format("{}: a rank cannot receive from itself (src {})", c.what, src));
   if (tag < 0) throw ValueError(fmt::format("{}: tag {} must be non-negative", c.what, tag));
+  record(c, "recv", {&tensor}, src, true);
   return run_recv(c, tensor, src, tag);
 }
 
 WorkPtr ProcessGroup::barrier() {
   OpGuard guard("barrier");
   Call c = next_call("barrier");
+  record(c, "barrier", {}, -1);
   return run_barrier(c);
 }
 

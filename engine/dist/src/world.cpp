@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "backend_spec.h"
+#include "ledger/ledger_monitor.h"
 #include "rt/dist/distributed.h"
 
 namespace rt::dist {
@@ -18,6 +19,7 @@ struct World {
   std::shared_ptr<Store> store;  // the rendezvous store every group's keys live in
   int groups_made = 0;           // names new groups "group1", "group2", ... the same on every rank
   std::string backend_spec;
+  std::unique_ptr<detail::LedgerMonitor> monitor;  // publishes and compares ledger summaries (rt/dist/ledger.h)
 };
 
 World& world() {
@@ -135,6 +137,29 @@ void init_process_group(const InitOptions& o) {
   const std::string name = o.group_name.empty() ? "default" : o.group_name;
   auto group = std::make_shared<Group>(name, std::move(ranks), rank, o.backend,
                                        std::make_shared<PrefixStore>("default_pg", store), o.timeout);
+  // The ledger's summaries travel through the job's store; with mpi the store is this process's own.
+  const char* ledger_env = std::getenv("RT_DISTRIBUTED_LEDGER");
+  const bool ledger_on = !(ledger_env && std::string(ledger_env) == "0");
+  if (world_size > 1 && spec.cpu != "mpi" && ledger_on) {
+    // A TCPStore client of its own with a short timeout: when rank 0's server is gone, the monitor's
+    // calls fail within seconds instead of retrying for the job's store timeout, so exit never waits long.
+    std::shared_ptr<Store> monitor_store = group->store();
+    if (auto* tcp = dynamic_cast<TCPStore*>(store.get())) {
+      TCPStoreOptions client;
+      client.port = tcp->port();
+      client.is_master = false;
+      client.wait_for_workers = false;
+      client.timeout = std::chrono::seconds(2);
+      monitor_store = std::make_shared<PrefixStore>("default_pg", std::make_shared<TCPStore>(tcp->host(), client));
+    }
+    w.monitor = std::make_unique<detail::LedgerMonitor>(monitor_store, rank, world_size,
+                                                        detail::ledger_monitor_options_from_env());
+    static bool stop_at_exit = [] {
+      std::atexit([] { world().monitor.reset(); });  // before the store's sockets and the runtime go
+      return true;
+    }();
+    (void)stop_at_exit;
+  }
   w.store = std::move(store);
   w.backend_spec = group->backend();
   w.groups_made = 0;
@@ -145,6 +170,7 @@ void destroy_process_group(const GroupPtr& group) {
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mutex);
   if (group && group != w.default_group) return;  // a sub-group goes when its last reference does
+  w.monitor.reset();
   w.default_group.reset();
   w.store.reset();
   w.groups_made = 0;

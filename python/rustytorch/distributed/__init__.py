@@ -287,3 +287,19 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     if _skip(g):
         return None
     _d.monitored_barrier(g, _timeout(timeout), bool(wait_all_ranks))
+
+
+def write_ledger_trace(path, rank=None):
+    """Writes this process's collective ledger (every collective it issued, the most recent 4096, with
+    sequence numbers, shapes and call sites) as JSON that also opens as a Chrome trace in Perfetto."""
+    if rank is None:
+        rank = _d.get_rank() if _d.is_initialized() else 0
+    _d.write_ledger_trace(str(path), int(rank))
+
+
+def ledger_trace(rank=None):
+    """The collective ledger as a dict (what write_ledger_trace writes)."""
+    import json
+    if rank is None:
+        rank = _d.get_rank() if _d.is_initialized() else 0
+    return json.loads(_d.ledger_trace_json(int(rank)))

@@ -20,6 +20,7 @@
 
 #include "async_work.h"
 #include "gloo_device.h"
+#include "ledger/ledger_internal.h"
 #include "reduce_functions.h"
 #include "rt/op_observer.h"
 
@@ -255,7 +256,7 @@ class GlooGroup final : public ProcessGroup {
     } catch (const gloo::Exception& e) {
       throw backend_error(c.what, e);
     }
-    return std::make_shared<PointToPointWork>(c.what, timeout(), t, std::move(buffer), /*is_send=*/true);
+    return std::make_shared<PointToPointWork>(c, timeout(), t, std::move(buffer), /*is_send=*/true);
   }
 
   WorkPtr run_recv(const Call& c, const Tensor& t, int src, int tag) override {
@@ -266,7 +267,7 @@ class GlooGroup final : public ProcessGroup {
     } catch (const gloo::Exception& e) {
       throw backend_error(c.what, e);
     }
-    return std::make_shared<PointToPointWork>(c.what, timeout(), t, std::move(buffer), /*is_send=*/false);
+    return std::make_shared<PointToPointWork>(c, timeout(), t, std::move(buffer), /*is_send=*/false);
   }
 
   WorkPtr run_barrier(const Call& c) override {
@@ -283,10 +284,10 @@ class GlooGroup final : public ProcessGroup {
   // A send or recv: gloo's buffer completes it; wait() waits on the buffer with the timeout.
   class PointToPointWork : public Work {
    public:
-    PointToPointWork(std::string what, Milliseconds default_timeout, Tensor t,
+    PointToPointWork(const Call& c, Milliseconds default_timeout, Tensor t,
                      std::shared_ptr<gloo::transport::UnboundBuffer> buffer, bool is_send)
-        : default_timeout_(default_timeout), buffer_(std::move(buffer)), is_send_(is_send) {
-      description_ = std::move(what);
+        : default_timeout_(default_timeout), buffer_(std::move(buffer)), is_send_(is_send), ledger_id_(c.ledger_id) {
+      description_ = c.what;
       outputs_ = {std::move(t)};
     }
     bool is_completed() override {
@@ -319,9 +320,11 @@ class GlooGroup final : public ProcessGroup {
       } catch (const gloo::Exception& e) {
         error_ = std::make_exception_ptr(backend_error(description_, e));
         done_ = true;
+        detail::ledger_finish(ledger_id_);
         std::rethrow_exception(error_);
       }
       done_ = true;
+      detail::ledger_finish(ledger_id_);
     }
     std::exception_ptr exception() override {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -332,6 +335,7 @@ class GlooGroup final : public ProcessGroup {
     Milliseconds default_timeout_;
     std::shared_ptr<gloo::transport::UnboundBuffer> buffer_;
     bool is_send_;
+    uint64_t ledger_id_;
     std::mutex mutex_;
     bool done_ = false;
     std::exception_ptr error_;
@@ -346,7 +350,11 @@ class GlooGroup final : public ProcessGroup {
 
   WorkPtr enqueue(const Call& c, std::vector<Tensor> outputs, std::function<void()> run) {
     auto work = std::make_shared<AsyncWork>(c.what, timeout(), std::move(outputs));
-    worker_->enqueue(work, [what = c.what, run = std::move(run)] {
+    worker_->enqueue(work, [what = c.what, id = c.ledger_id, run = std::move(run)] {
+      struct Finished {  // the ledger's end time, also when the collective throws
+        uint64_t id;
+        ~Finished() { detail::ledger_finish(id); }
+      } finished{id};
       try {
         run();
       } catch (const gloo::Exception& e) {

@@ -1,5 +1,7 @@
 #include "mpi/mpi_work.h"
 
+#include "ledger/ledger_internal.h"
+
 #include <fmt/core.h>
 
 #include <chrono>
@@ -22,6 +24,7 @@ MpiWork::MpiWork(std::string description, std::vector<Tensor> outputs, std::shar
 
 void MpiWork::finish() {
   finished_ = true;
+  detail::ledger_finish(ledger_id);
   inputs.clear();
   staging = {};
   for (auto& c : counts) c = {};

@@ -37,6 +37,7 @@ class MpiWork final : public Work, public Runtime::InFlight {
   std::vector<uint8_t> staging;          // a contiguous buffer MPI reads or writes instead of the tensors
   std::vector<int> counts[4];            // v-collectives' counts and displacements (alive until done)
   std::function<void()> on_success;      // runs once the request succeeded: copy-out, ReduceOp::Avg
+  uint64_t ledger_id = 0;                // the call's record in the collective ledger, finished with it
 
  private:
   void finish();  // drops everything MPI no longer touches

@@ -230,7 +230,9 @@ class ProcessGroupMpi final : public ProcessGroup {
   MPI_Comm comm() const { return comm_->comm; }
 
   std::shared_ptr<MpiWork> make_work(const Call& c, std::vector<Tensor> outputs) {
-    return std::make_shared<MpiWork>(c.what, std::move(outputs), comm_, timeout());
+    auto w = std::make_shared<MpiWork>(c.what, std::move(outputs), comm_, timeout());
+    w->ledger_id = c.ledger_id;
+    return w;
   }
 
   // Starts the MPI call under the runtime's lock; the runtime keeps the Work until it finishes.

@@ -71,6 +71,11 @@ class Group {
 };
 using GroupPtr = std::shared_ptr<Group>;
 
+// RT_DISTRIBUTED_DEBUG (or PyTorch's TORCH_DISTRIBUTED_DEBUG): OFF (default), INFO, DETAIL. DETAIL checks
+// every collective's fingerprint across the group before running it (ProcessGroup::set_consistency_store).
+enum class DebugLevel { Off, Info, Detail };
+DebugLevel debug_level();  // read from the environment at each call
+
 struct InitOptions {
   std::string backend;
   std::string init_method;  // empty: "env://" unless a store is given

@@ -92,6 +92,12 @@ class ProcessGroup {
   const std::vector<int>& global_ranks() const { return global_ranks_; }
   int global_rank(int group_rank) const;  // throws IndexError outside 0..size()-1
   int group_rank(int global_rank) const;  // -1 when that process is not a member
+  // RT_DISTRIBUTED_DEBUG=DETAIL (rt/dist/distributed.h turns it on): before each collective every member
+  // publishes the collective's fingerprint (op, dtypes and shapes) and call site in `store` and waits for
+  // the others'; a difference throws DistBackendError naming both ranks' calls, before anything is sent.
+  // Costs a store round trip per collective: for debugging. Null turns it off.
+  void set_consistency_store(std::shared_ptr<Store> store) { consistency_store_ = std::move(store); }
+
   // How many collectives this process has issued in this group (the same count on every member when
   // they agree); point-to-point operations are counted apart, since only two members take part.
   uint64_t sequence_number() const { return sequence_; }
@@ -126,7 +132,10 @@ class ProcessGroup {
   // `what` its description for errors.
   struct Call {
     uint64_t seq = 0;
-    std::string what;  // "all_reduce #7 in group 'default' (gloo, 2 ranks)"
+    std::string what;        // "all_reduce #7 in group 'default' (gloo, 2 ranks)"
+    uint64_t ledger_id = 0;  // the call's record in the collective ledger: the backend marks it finished
+                             // (rt/dist/ledger.h, Note [Ledger slots])
+    uint64_t fingerprint = 0;  // op, dtypes and shapes, hashed (the same on every rank that agrees)
   };
   virtual WorkPtr run_all_reduce(const Call& c, const Tensor& tensor, ReduceOp op) = 0;
   virtual WorkPtr run_broadcast(const Call& c, const Tensor& tensor, int root) = 0;
@@ -148,6 +157,10 @@ class ProcessGroup {
 
  private:
   Call next_call(const char* collective, bool point_to_point = false);
+  // Records `c` in the collective ledger: the shown tensor, the elements moved, the peer (-1: none).
+  void record(Call& c, const char* op, const std::vector<const Tensor*>& tensors, int peer,
+              bool point_to_point = false);
+  void check_consistency(const Call& c);  // consistency_check.cpp
 
   int rank_;
   int size_;
@@ -155,6 +168,8 @@ class ProcessGroup {
   std::vector<int> global_ranks_;
   uint64_t sequence_ = 0;
   uint64_t p2p_sequence_ = 0;
+  uint32_t ledger_group_ = 0;
+  std::shared_ptr<Store> consistency_store_;
 };
 
 // ---- backends --------------------------------------------------------------------------

@@ -1,0 +1,91 @@
+#include "ledger_monitor.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "desync_check.h"
+
+namespace rt::dist::detail {
+
+namespace {
+constexpr const char* kReportKey = "ledger/report";
+std::string summary_key(int rank) { return fmt::format("ledger/summary/{}", rank); }
+}  // namespace
+
+LedgerMonitorOptions ledger_monitor_options_from_env() {
+  LedgerMonitorOptions o;
+  if (const char* h = std::getenv("RT_DISTRIBUTED_HANG_SECONDS"); h && *h) {
+    char* end = nullptr;
+    const double v = std::strtod(h, &end);
+    if (end && *end == '\0' && v > 0) o.hang_seconds = v;
+    else std::fprintf(stderr, "rustytorch.distributed: RT_DISTRIBUTED_HANG_SECONDS='%s' is not a positive number of "
+                              "seconds; using %.0f\n", h, o.hang_seconds);
+  }
+  if (const char* d = std::getenv("RT_LEDGER_DIR"); d && *d) o.dump_dir = d;
+  else if (const char* s = std::getenv("RT_LAUNCH_STATUS_DIR"); s && *s) o.dump_dir = s;
+  return o;
+}
+
+LedgerMonitor::LedgerMonitor(std::shared_ptr<Store> store, int rank, int world_size, LedgerMonitorOptions options)
+    : store_(std::move(store)), rank_(rank), world_size_(world_size), options_(std::move(options)),
+      thread_([this] { loop(); }) {}
+
+LedgerMonitor::~LedgerMonitor() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void LedgerMonitor::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!cv_.wait_for(lock, options_.interval, [&] { return stopping_; })) {
+    lock.unlock();
+    try {
+      tick();
+    } catch (const std::exception&) {
+      return;  // the store is gone (rank 0 ended): nothing left to publish to
+    }
+    lock.lock();
+  }
+}
+
+void LedgerMonitor::tick() {
+  store_->set(summary_key(rank_), ledger_summary(rank_).dump());
+  if (rank_ == 0) {
+    std::vector<nlohmann::json> summaries;
+    for (int r = 0; r < world_size_; ++r) {
+      const std::string key = summary_key(r);
+      if (!store_->check({key})) continue;
+      Bytes b = store_->get(key);
+      auto parsed = nlohmann::json::parse(b.begin(), b.end(), nullptr, /*allow_exceptions=*/false);
+      if (!parsed.is_discarded() && parsed.contains("groups")) summaries.push_back(std::move(parsed));
+    }
+    for (const LedgerReport& r : check_ledger_summaries(summaries, options_.hang_seconds)) {
+      if (!reported_.insert(r.key).second) continue;
+      std::fprintf(stderr, "rustytorch.distributed: %s\n", r.text.c_str());
+      std::fflush(stderr);
+      store_->set(kReportKey, r.text);
+    }
+  }
+  if (!dumped_ && !options_.dump_dir.empty() && store_->check({kReportKey})) dump_once();
+}
+
+void LedgerMonitor::dump_once() {
+  dumped_ = true;
+  const std::string path = (std::filesystem::path(options_.dump_dir) / fmt::format("rank{}.ledger.json", rank_)).string();
+  try {
+    write_ledger_trace(path, rank_);
+    std::fprintf(stderr, "rustytorch.distributed: rank %d wrote its collective ledger to %s (opens in Perfetto)\n",
+                 rank_, path.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rustytorch.distributed: %s\n", e.what());
+  }
+}
+
+}  // namespace rt::dist::detail
