@@ -8,12 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "rt/dist/ledger.h"
+#include "rt/export.h"
 
 namespace rt::dist::detail {
 
 // This process's summary: rank, and per group the last sequence number issued and the most recent
 // collectives (op, tensor, fingerprint, call site, finished, how long it has been waiting).
-nlohmann::json ledger_summary(int rank, size_t recent = 8);
+RT_API nlohmann::json ledger_summary(int rank, size_t recent = 8);
 
 struct LedgerReport {
   std::string key;   // identifies the finding, so it is reported once ("desync/default/683")
@@ -22,6 +23,6 @@ struct LedgerReport {
 
 // Every finding in `summaries` (one per rank that published; missing ranks are skipped). A collective
 // counts as hung once members have waited `hang_seconds` in it.
-std::vector<LedgerReport> check_ledger_summaries(const std::vector<nlohmann::json>& summaries, double hang_seconds);
+RT_API std::vector<LedgerReport> check_ledger_summaries(const std::vector<nlohmann::json>& summaries, double hang_seconds);
 
 }  // namespace rt::dist::detail

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "rt/dist/ledger.h"
+#include "rt/export.h"
 #include "rt/tensor.h"
 
 namespace rt::dist::detail {
@@ -24,9 +25,10 @@ struct LedgerEntry {
   int64_t numel;                // elements moved, all tensors
   uint64_t shapes_hash;
 };
-uint64_t ledger_record(const LedgerEntry& e);
-void ledger_finish(uint64_t id);
-uint32_t ledger_group_id(const std::string& name);
-uint64_t hash_shape(uint64_t h, const Tensor& t);
+// Exported for the ledger's tests (tests/dist/test_ledger.cpp).
+RT_API uint64_t ledger_record(const LedgerEntry& e);
+RT_API void ledger_finish(uint64_t id);
+RT_API uint32_t ledger_group_id(const std::string& name);
+RT_API uint64_t hash_shape(uint64_t h, const Tensor& t);
 
 }  // namespace rt::dist::detail
