@@ -287,3 +287,6 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     if _skip(g):
         return None
     _d.monitored_barrier(g, _timeout(timeout), bool(wait_all_ranks))
+
+
+from . import checkpoint  # noqa: E402,F401  (rustytorch.distributed.checkpoint: save / load_latest)
