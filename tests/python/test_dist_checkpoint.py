@@ -347,3 +347,35 @@ def test_rank0s_write_error_reaches_every_rank(tmp_path):
     for msg in results:
         assert msg.startswith("checkpoint.save: rank 0 could not write step 1 to")
         assert "NotADirectoryError" in msg and "exists and is not a directory" in msg
+
+
+DIFFERENT_DIRS = """
+import json, os
+import rustytorch as rt
+import rustytorch.distributed as dist
+from rustytorch.distributed import checkpoint as ckpt
+dist.init_process_group("gloo")
+m = rt.nn.Sequential(rt.nn.Linear(3, 4), rt.nn.Tanh(), rt.nn.Linear(4, 2)).to(rt.float64)
+try:
+    ckpt.load_latest(os.environ["CKPT_DIR_%d" % dist.get_rank()], model=m)
+    print("RESULT " + json.dumps("loaded"))
+except Exception as e:
+    print("RESULT " + json.dumps(f"{type(e).__name__}: {e}"))
+"""
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="the gloo backend is not built")
+def test_ranks_that_see_different_checkpoints_all_raise(tmp_path):
+    save_steps(tmp_path / "node0", [1, 2])
+    save_steps(tmp_path / "node1", [1])
+    results = run_ranks(DIFFERENT_DIRS, 2, env={"CKPT_DIR_0": str(tmp_path / "node0"),
+                                                "CKPT_DIR_1": str(tmp_path / "node1")})
+    for msg in results:
+        assert msg.startswith("CheckpointError: checkpoint.load_latest: the ranks found different checkpoints")
+        assert "rank 0: step-000002, rank 1: step-000001" in msg and "every rank sees" in msg
+    # a rank that cannot read the directory at all: it raises its own error, the others name it
+    results = run_ranks(DIFFERENT_DIRS, 2, env={"CKPT_DIR_0": str(tmp_path / "node0"),
+                                                "CKPT_DIR_1": str(tmp_path / "missing")})
+    assert results[1].startswith("FileNotFoundError: checkpoint.load_latest: no such directory")
+    assert results[0].startswith("CheckpointError: checkpoint.load_latest: other ranks could not read")
+    assert "rank 1: FileNotFoundError" in results[0]

@@ -373,14 +373,19 @@ def load_latest(path_dir, *, model, optimizer=None, sampler=None, map_location=N
     model and the rest are then untouched). With return_extra=True returns (step, extra). Call it on every
     rank; with a process group, the ranks check that they loaded the same step."""
     path_dir = os.fspath(path_dir)
-    if not os.path.exists(path_dir):
-        raise FileNotFoundError(f"checkpoint.load_latest: no such directory: '{path_dir}'. Hint: create it before "
-                                "the first run (an empty directory means: no checkpoint yet, start from scratch)")
-    if not os.path.isdir(path_dir):
-        raise NotADirectoryError(f"checkpoint.load_latest: '{path_dir}' is not a directory")
     rank, world = _rank_and_world()
-    chosen = _choose(path_dir)
-    _agree(None if chosen is None else chosen[0], path_dir)
+    try:
+        if not os.path.exists(path_dir):
+            raise FileNotFoundError(f"checkpoint.load_latest: no such directory: '{path_dir}'. Hint: create it "
+                                    "before the first run (an empty directory means: no checkpoint yet, start from "
+                                    "scratch)")
+        if not os.path.isdir(path_dir):
+            raise NotADirectoryError(f"checkpoint.load_latest: '{path_dir}' is not a directory")
+        chosen = _choose(path_dir)
+        failure = None
+    except (OSError, CheckpointError) as e:
+        chosen, failure = None, e
+    _agree(path_dir, None if chosen is None else chosen[0], failure)
     if chosen is None:
         return (None, None) if return_extra else None
     name, manifest = chosen
@@ -408,13 +413,23 @@ def load_latest(path_dir, *, model, optimizer=None, sampler=None, map_location=N
     return (step, state.get("extra")) if return_extra else step
 
 
-def _agree(name, path_dir):
-    """With a process group, every rank must have chosen the same checkpoint (they read the files each)."""
+def _agree(path_dir, name, failure):
+    """Every rank must have chosen the same checkpoint (they read the files each); a rank that could not choose
+    makes every rank raise, so none waits in a collective for it. Raises this rank's own failure as it is."""
     dist = _dist()
     if dist is None or dist.get_world_size() == 1:
+        if failure is not None:
+            raise failure
         return
-    names = [None] * dist.get_world_size()
-    dist.all_gather_object(names, name)
+    choices = [None] * dist.get_world_size()
+    dist.all_gather_object(choices, ("error", f"{type(failure).__name__}: {failure}") if failure is not None
+                           else ("ok", name))
+    if failure is not None:
+        raise failure
+    failed = [f"rank {r}: {what}" for r, (kind, what) in enumerate(choices) if kind == "error"]
+    if failed:
+        raise CheckpointError(f"checkpoint.load_latest: other ranks could not read '{path_dir}': " + "; ".join(failed))
+    names = [what for _, what in choices]
     if len(set(names)) != 1:
         seen = ", ".join(f"rank {r}: {n or 'none'}" for r, n in enumerate(names))
         raise CheckpointError(f"checkpoint.load_latest: the ranks found different checkpoints in '{path_dir}' "
