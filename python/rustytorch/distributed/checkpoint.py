@@ -260,7 +260,7 @@ def _point_latest(path_dir, name):
 def _prune(path_dir, keep, current):
     """Deletes all but the newest `keep` checkpoints (never `current`) and leftover temporary folders."""
     for entry in os.listdir(path_dir):
-        if entry.startswith((_TMP_PREFIX, _TRASH_PREFIX)) or (entry.startswith(f".{LATEST}-")):
+        if entry.startswith((_TMP_PREFIX, _TRASH_PREFIX, f".{LATEST}-")):
             full = os.path.join(path_dir, entry)
             if os.path.isdir(full):
                 shutil.rmtree(full, ignore_errors=True)
@@ -270,7 +270,7 @@ def _prune(path_dir, keep, current):
                 except FileNotFoundError:
                     pass
     steps = list_checkpoints(path_dir)
-    for _, entry in steps[:-keep] if len(steps) > keep else []:
+    for _, entry in steps[:max(0, len(steps) - keep)]:
         if entry != current:
             shutil.rmtree(os.path.join(path_dir, entry), ignore_errors=True)
 
