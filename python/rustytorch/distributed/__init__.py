@@ -303,3 +303,6 @@ def ledger_trace(rank=None):
     if rank is None:
         rank = _d.get_rank() if _d.is_initialized() else 0
     return json.loads(_d.ledger_trace_json(int(rank)))
+
+
+from . import checkpoint  # noqa: E402,F401  (rustytorch.distributed.checkpoint: save / load_latest)
