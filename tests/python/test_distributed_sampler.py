@@ -108,7 +108,10 @@ def test_reads_world_size_and_rank_from_the_process_group(monkeypatch):
         def get_rank():
             return 3
 
+    # Both the module table and the package attribute: once rustytorch.distributed was imported (by any
+    # earlier test in the session), `import rustytorch.distributed` reads the attribute.
     monkeypatch.setitem(sys.modules, "rustytorch.distributed", Initialized)
+    monkeypatch.setattr(rt, "distributed", Initialized, raising=False)
     s = DistributedSampler(Sized(10), shuffle=False)
     assert (s.num_replicas, s.rank, list(s)) == (4, 3, [3, 7, 1])  # padded with 0, 1
     assert DistributedSampler(Sized(10), rank=1, shuffle=False).num_replicas == 4
