@@ -48,6 +48,29 @@ uint32_t python_call_site() {
   return site;
 }
 
+// The ledger's hang report asks the rank everyone waits for for its Python stacks: every thread's, as
+// traceback.format_stack gives them. Runs on the ledger monitor's thread, so it takes the GIL.
+std::string python_stacks() {
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return {};
+  py::gil_scoped_acquire gil;
+  try {
+    py::object format_stack = py::module_::import("traceback").attr("format_stack");
+    py::dict frames = py::module_::import("sys").attr("_current_frames")();
+    py::dict names;
+    for (py::handle t : py::module_::import("threading").attr("enumerate")())
+      names[t.attr("ident")] = t.attr("name");
+    std::string out;
+    for (auto [ident, frame] : frames) {
+      std::string name = names.contains(ident) ? py::str(names[ident]).cast<std::string>() : "thread";
+      out += fmt::format("  {} ({}):\n", name, py::str(ident).cast<std::string>());
+      for (py::handle line : format_stack(frame)) out += "  " + py::str(line).cast<std::string>();
+    }
+    return out;
+  } catch (const py::error_already_set& e) {
+    return std::string("(could not format the Python stacks: ") + e.what() + ")\n";
+  }
+}
+
 // Opens the call site for the collective it guards; constructed before the GIL is released.
 struct PythonCallSite {
   rt::dist::CallSiteScope scope{python_call_site()};
@@ -170,6 +193,8 @@ void bind_process_groups(py::module_& dist) {
       },
       py::arg("group"), py::arg("timeout"), py::arg("wait_all_ranks"));
 
+  rt::dist::set_stack_provider(&python_stacks);
+  dist.def("_stop_ledger_monitor", &rt::dist::stop_ledger_monitor, py::call_guard<py::gil_scoped_release>());
   dist.def(
       "ledger_trace_json", [](int rank) { return rt::dist::ledger_trace_json(rank); }, py::arg("rank"));
   dist.def(

@@ -65,7 +65,7 @@ import rustytorch.distributed as dist
 dist.init_process_group("gloo")
 dist.barrier()
 if dist.get_rank() == 1:
-    time.sleep(4)               # everyone waits for rank 1
+    time.sleep(5)               # everyone waits for rank 1
 dist.all_reduce(rt.ones(8))
 dist.destroy_process_group()
 """
@@ -83,6 +83,9 @@ def test_a_hang_names_the_rank_everyone_waits_for(tmp_path):
     assert f"in all_reduce([8] float32) at hang.py:{line}, sequence 2 in group 'default'" in err
     assert (f"rank 1 has not called it: its last collective is barrier() at hang.py:{line_of(HANG, 'barrier')}, "
             "sequence 1 in group 'default' (finished)") in err
+    # then rank 1's Python stack, showing where it is
+    stack = err[err.index("Python stack of rank 1, which the others wait for:"):]
+    assert f'hang.py", line {line_of(HANG, "time.sleep")}' in stack, err
 
 
 MISMATCH = """\

@@ -8,6 +8,7 @@
 #include "backend_spec.h"
 #include "ledger/ledger_monitor.h"
 #include "rt/dist/distributed.h"
+#include "rt/dist/ledger.h"
 
 namespace rt::dist {
 
@@ -164,6 +165,16 @@ void init_process_group(const InitOptions& o) {
   w.backend_spec = group->backend();
   w.groups_made = 0;
   w.default_group = std::move(group);
+}
+
+void stop_ledger_monitor() {
+  World& w = world();
+  std::unique_ptr<detail::LedgerMonitor> monitor;
+  {
+    std::lock_guard<std::mutex> lock(w.mutex);
+    monitor = std::move(w.monitor);
+  }
+  monitor.reset();  // joins outside the lock
 }
 
 void destroy_process_group(const GroupPtr& group) {

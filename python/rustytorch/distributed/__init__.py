@@ -31,6 +31,12 @@ del _name
 
 default_pg_timeout = timedelta(minutes=30)
 
+# The ledger monitor's thread may take the GIL (a hang report asks for this rank's Python stacks): stop it
+# while the interpreter still runs.
+import atexit as _atexit  # noqa: E402
+
+_atexit.register(_d._stop_ledger_monitor)
+
 
 def _get_future(work):
     """Work.get_future(): a rustytorch.futures.Future whose value is the list of tensors the work wrote."""

@@ -61,7 +61,8 @@ std::vector<LedgerReport> check_ledger_summaries(const std::vector<nlohmann::jso
                                        "called {}. Every rank of a group must call the same collectives in the same "
                                        "order with the same shapes and dtypes",
                                        group, seq, other.rank, other.call->at("call").get<std::string>(), first.rank,
-                                       first.call->at("call").get<std::string>())});
+                                       first.call->at("call").get<std::string>()),
+                           {}});
         break;
       }
     }
@@ -89,8 +90,10 @@ std::vector<LedgerReport> check_ledger_summaries(const std::vector<nlohmann::jso
         }
     if (waiting.empty()) continue;
     std::string waited_for;
+    std::vector<int> laggards;
     for (const auto& [rank, g] : ranks) {
       if (g->at("last_seq").get<uint64_t>() >= waiting_seq) continue;
+      laggards.push_back(rank);
       const nlohmann::json& recent = g->at("recent");
       std::string last = recent.empty() ? std::string("no collective yet")
                                         : fmt::format("its last collective is {} ({})",
@@ -106,7 +109,8 @@ std::vector<LedgerReport> check_ledger_summaries(const std::vector<nlohmann::jso
                                    waiting_call,
                                    waited_for.empty() ? "every member has called it (a slow or stuck peer, or the "
                                                         "network)"
-                                                      : waited_for)});
+                                                      : waited_for),
+                       laggards});
   }
   return reports;
 }

@@ -17,8 +17,9 @@ namespace rt::dist::detail {
 RT_API nlohmann::json ledger_summary(int rank, size_t recent = 8);
 
 struct LedgerReport {
-  std::string key;   // identifies the finding, so it is reported once ("desync/default/683")
-  std::string text;  // what rank 0 prints
+  std::string key;               // identifies the finding, so it is reported once ("desync/default/683")
+  std::string text;              // what rank 0 prints
+  std::vector<int> waited_for;   // a hang: the ranks that have not called the collective
 };
 
 // Every finding in `summaries` (one per rank that published; missing ranks are skipped). A collective

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,9 @@ namespace rt::dist::detail {
 namespace {
 constexpr const char* kReportKey = "ledger/report";
 std::string summary_key(int rank) { return fmt::format("ledger/summary/{}", rank); }
+std::string stack_request_key(int rank) { return fmt::format("ledger/stack_request/{}", rank); }
+std::string stack_key(int rank) { return fmt::format("ledger/stack/{}", rank); }
+std::atomic<StackProvider> g_stack_provider{nullptr};
 }  // namespace
 
 LedgerMonitorOptions ledger_monitor_options_from_env() {
@@ -71,9 +75,36 @@ void LedgerMonitor::tick() {
       std::fprintf(stderr, "rustytorch.distributed: %s\n", r.text.c_str());
       std::fflush(stderr);
       store_->set(kReportKey, r.text);
+      for (int waited : r.waited_for)
+        if (stacks_pending_.insert(waited).second) store_->set(stack_request_key(waited), "1");
     }
+    print_stacks_received();
   }
+  publish_stack_if_asked();
   if (!dumped_ && !options_.dump_dir.empty() && store_->check({kReportKey})) dump_once();
+}
+
+void LedgerMonitor::publish_stack_if_asked() {
+  if (stack_published_ || !store_->check({stack_request_key(rank_)})) return;
+  stack_published_ = true;
+  StackProvider provider = g_stack_provider.load();
+  std::string stack = provider ? provider() : std::string();
+  if (stack.empty()) stack = "(no Python stack: this process runs no Python, or it is shutting down)\n";
+  store_->set(stack_key(rank_), stack);
+}
+
+void LedgerMonitor::print_stacks_received() {
+  for (auto it = stacks_pending_.begin(); it != stacks_pending_.end();) {
+    if (!store_->check({stack_key(*it)})) {
+      ++it;
+      continue;
+    }
+    const std::string stack = store_->get_string(stack_key(*it));
+    std::fprintf(stderr, "rustytorch.distributed: Python stack of rank %d, which the others wait for:\n%s", *it,
+                 stack.c_str());
+    std::fflush(stderr);
+    it = stacks_pending_.erase(it);
+  }
 }
 
 void LedgerMonitor::dump_once() {
@@ -89,3 +120,7 @@ void LedgerMonitor::dump_once() {
 }
 
 }  // namespace rt::dist::detail
+
+namespace rt::dist {
+void set_stack_provider(StackProvider provider) { detail::g_stack_provider.store(provider); }
+}  // namespace rt::dist

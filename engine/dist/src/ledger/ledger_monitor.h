@@ -36,7 +36,12 @@ class LedgerMonitor {
   std::shared_ptr<Store> store_;
   int rank_, world_size_;
   LedgerMonitorOptions options_;
+  void publish_stack_if_asked();
+  void print_stacks_received();
+
   std::set<std::string> reported_;
+  std::set<int> stacks_pending_;  // rank 0: ranks whose Python stack a hang report asked for
+  bool stack_published_ = false;
   bool dumped_ = false;
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -20,7 +20,9 @@
 //   second, and rank 0 compares them: a desync (two ranks' collectives with the same sequence number in
 //   a group that differ in op, dtype or shape) or a suspected hang (ranks waiting in a collective for
 //   longer than the hang threshold while a member has not issued it) is printed to stderr once, naming
-//   the ranks, the collectives, their call sites and sequence numbers (rt/dist/distributed.h starts it).
+//   the ranks, the collectives, their call sites and sequence numbers, followed for a hang by the Python
+//   stacks of the ranks waited for (rt/dist/distributed.h starts it; RT_DISTRIBUTED_HANG_SECONDS, default
+//   30, sets the threshold; RT_DISTRIBUTED_LEDGER=0 turns the monitor off).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -72,6 +74,15 @@ class CallSiteScope {
  private:
   uint32_t saved_;
 };
+
+// What a hang report shows of the rank everyone waits for: its threads' Python stacks. The Python package
+// installs a provider (it takes the GIL); none installed: the report says so. Called from the monitor
+// thread, only when rank 0 asks for this rank's stack.
+using StackProvider = std::string (*)();
+void set_stack_provider(StackProvider provider);
+// Stops this process's ledger monitor (publishing summaries, and on rank 0 comparing them); the Python
+// package calls it at interpreter exit, before the stack provider could no longer take the GIL.
+void stop_ledger_monitor();
 
 // Writes the ledger as JSON: {"rt_ledger": {"rank", "groups", "records": [...]}, "traceEvents": [...]} —
 // Perfetto and chrome://tracing show one row per group with each collective from enqueue to end.
