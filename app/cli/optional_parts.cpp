@@ -25,6 +25,11 @@ constexpr bool kMpiBuilt = true;
 #else
 constexpr bool kMpiBuilt = false;
 #endif
+#ifdef RT_WITH_GLOO
+constexpr bool kGlooBuilt = true;
+#else
+constexpr bool kGlooBuilt = false;
+#endif
 
 struct LoadedLibrary {
   void* handle = nullptr;
@@ -148,6 +153,9 @@ std::vector<OptionalPart> probe_optional_parts(const GpuProbe& gpu, const CudaBa
   const LoadedLibrary mpi = load_first({"libmpi.so.40", "libmpi.so"});
   parts.push_back({"MPI", kMpiBuilt, kMpiBuilt && mpi.handle,
                    prefix(kMpiBuilt, "RT_MPI=ON") + library_text(mpi, "libmpi")});
+  const LoadedLibrary gloo = load_first({"libgloo.so", "libgloo.so.0"});
+  parts.push_back({"gloo", kGlooBuilt, kGlooBuilt && gloo.handle,
+                   prefix(kGlooBuilt, "libgloo-dev and RT_GLOO=AUTO or ON") + library_text(gloo, "libgloo")});
   return parts;
 }
 

@@ -50,7 +50,7 @@ def test_python_packages_match_python3(info):
 
 def test_optional_parts_are_honest(info):
     parts = info["optional"]
-    for name in ("CUDA", "CUPTI", "NCCL", "MPI"):
+    for name in ("CUDA", "CUPTI", "NCCL", "MPI", "gloo"):
         part = parts[name]
         assert set(part) == ({"built", "usable", "detail", "version", "devices"} if name == "CUDA"
                              else {"built", "usable", "detail"})
@@ -58,6 +58,18 @@ def test_optional_parts_are_honest(info):
         assert part["detail"]
     if not parts["GPU devices"]:
         assert not parts["CUDA"]["usable"] and not parts["CUDA"]["devices"]
+
+
+def test_the_distributed_backends_are_reported_as_rustytorch_sees_them(info, rtorch, tmp_path):
+    # rtorch info and rustytorch.distributed agree on which CPU backends this build has.
+    script = tmp_path / "backends.py"
+    script.write_text("import json, rustytorch.distributed as d\n"
+                      "print(json.dumps({'gloo': d.is_gloo_available(), 'mpi': d.is_mpi_available()}))\n")
+    r = rtorch("run", script)
+    assert r.returncode == 0, r.stderr
+    seen = json.loads(r.stdout)
+    assert info["optional"]["gloo"]["built"] == seen["gloo"]
+    assert info["optional"]["MPI"]["built"] == seen["mpi"]
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 #include <fmt/core.h>
 
 #include "rt/dist/distributed.h"
-#include "rt/ops/creation.h"
 
 namespace rt::dist {
 
