@@ -75,7 +75,12 @@ Communicator::Communicator(const ncclUniqueId& id, int rank, int size, int devic
   if ((r == ncclSuccess || r == ncclInProgress) && comm_ != nullptr) r = wait_ready(deadline);
   if (r == ncclSuccess) return;
   const std::string why = r == ncclInProgress ? std::string() : describe(r, comm_);
-  if (comm_ != nullptr) ncclCommAbort(comm_);  // also ends a creation still in progress
+  if (comm_ != nullptr) {  // also ends a creation still in progress; see Note [NCCL abort] for the thread
+    std::thread([comm = comm_, device] {
+      DeviceGuard on_device(device);
+      ncclCommAbort(comm);
+    }).detach();
+  }
   comm_ = nullptr;
   if (r == ncclInProgress)
     throw DistBackendError(fmt::format(
@@ -130,9 +135,11 @@ bool Communicator::abort(const std::string& reason) {
     abort_reason_ = reason;
     aborted_.store(true, std::memory_order_release);
   }
-  std::lock_guard<std::mutex> lock(enqueue_mutex_);
-  DeviceGuard guard(device_);
-  ncclCommAbort(comm_);
+  std::thread([self = shared_from_this()] {
+    std::lock_guard<std::mutex> lock(self->enqueue_mutex_);
+    DeviceGuard on_device(self->device_);
+    ncclCommAbort(self->comm_);
+  }).detach();
   return true;
 }
 

@@ -18,9 +18,11 @@
 // A Work past its timeout (the group's, checked by the watchdog thread; or the one passed to wait) aborts
 // its communicator: the communicator is first marked aborted with the reason, every Work in flight on it
 // fails with DistBackendError (the timed-out one with the timeout message, the others naming it), and
-// only then is ncclCommAbort called (it may block while NCCL tears down). Later calls on the group check
-// the mark before they touch NCCL and fail at once with the reason. ncclCommAbort and every enqueue take
-// the communicator's enqueue mutex: NCCL calls on one communicator must not overlap.
+// only then is ncclCommAbort called, on a thread of its own: it may block while NCCL tears down (until
+// the kernels queued on the communicator's stream have quit), and neither the caller's wait() nor the
+// watchdog should wait for that. Later calls on the group check the mark before they touch NCCL and
+// fail at once with the reason. ncclCommAbort and every enqueue take the communicator's enqueue mutex:
+// NCCL calls on one communicator must not overlap.
 #pragma once
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -28,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -72,7 +75,7 @@ class DeviceGuard {
 
 // One group's NCCL communicator on one device, created non-blocking (config.blocking = 0) so that the
 // watchdog can abort it while an operation or the creation itself is in progress. See Note [NCCL abort].
-class Communicator {
+class Communicator : public std::enable_shared_from_this<Communicator> {
  public:
   // Joins rank `rank` of `size` to the communicator of `id` on `device`, waiting at most `timeout` for
   // the other ranks (then aborts and throws DistBackendError naming `group`). `group` is what messages
@@ -97,8 +100,9 @@ class Communicator {
   // The communicator's asynchronous error ("" when none): a peer died, a network error. Never blocks.
   std::string async_error();
 
-  // Marks the communicator aborted with `reason` and calls ncclCommAbort, once; false when it was
-  // aborted already. Thread-safe. See Note [NCCL abort].
+  // Marks the communicator aborted with `reason` and starts ncclCommAbort on a thread of its own, once;
+  // false when it was aborted already. Thread-safe; the object must be owned by a shared_ptr. See
+  // Note [NCCL abort].
   bool abort(const std::string& reason);
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
   std::string abort_reason() const;

@@ -72,7 +72,7 @@ void NcclWork::time_out(Milliseconds timeout, const char* why) {
         description_, timeout.count(), why, comm->group(), device_);
     fail_locked(std::make_exception_ptr(DistBackendError(message)));
   }
-  comm->abort(message);  // outside the lock: it may block while NCCL tears down
+  comm->abort(message);  // outside the lock: it takes the communicator's locks
 }
 
 bool NcclWork::is_completed() { return poll() != State::Running; }

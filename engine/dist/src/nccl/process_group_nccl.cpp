@@ -307,7 +307,7 @@ class NcclGroup final : public ProcessGroup {
       }
     }
     if (!error.empty()) {
-      comm->abort(error);  // takes the enqueue mutex: outside the scope above
+      comm->abort(error);  // its thread takes the enqueue mutex: release it first (scope above)
       throw DistBackendError(error);
     }
     for (const Tensor& t : tensors) {
