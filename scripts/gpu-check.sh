@@ -23,7 +23,9 @@
 #   2. configures <build> (Ninja, Release, RT_CUDA=ON, CMAKE_CUDA_ARCHITECTURES=90, no Python, no
 #      studio) and builds, with every core, only what the GPU steps run: the engine, the profiler,
 #      tests/cuda, tests/kernels and bench/gpu (the visualizers are configured, never built or linked);
-#   3. with a usable GPU: ctest -L cuda (the CUDA-vs-CPU op check), the profiled training run
+#   3. with a usable GPU: ctest -L cuda (the CUDA-vs-CPU op check), then the nccl backend's tests
+#      (tests/dist/test_nccl_group: one GPU, world size 1, wait/watchdog timeouts and aborts, an init
+#      timeout; step nccl_tests, skipped with the reason when this toolkit has no NCCL), the profiled training run
 #      (bench/gpu/gpu_train_trace: MLP and char transformer, Chrome traces with kernels linked to ops),
 #      the timings (bench/gpu/gpu_bench, then bench/gpu/torch_gpu_bench.py with the same shapes),
 #      then, with the time left: the Python module built against the machine's python3 (its own
@@ -263,7 +265,18 @@ configure() {
   local hint
   while IFS= read -r hint; do [[ -n $hint ]] && args+=("$hint"); done < <(cupti_hints)
   echo "cmake ${args[*]}"
+  # NCCL: the toolkit's, else the one pip's nvidia-nccl-cu* (PyTorch's wheels) put next to the machine's python.
+  if [[ ! -f /usr/local/cuda/include/nccl.h && -n ${PYTHON:-} ]]; then
+    local nccl_root
+    nccl_root=$(env -u LD_LIBRARY_PATH "$PYTHON" -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null) || nccl_root=""
+    [[ -n $nccl_root && -f $nccl_root/include/nccl.h ]] && args+=(-DRT_NCCL_ROOT="$nccl_root")
+  fi
   cmake "${args[@]}" || return 1
+  if grep -q '^RT_WITH_NCCL:INTERNAL=ON' "$BUILD/CMakeCache.txt"; then
+    echo "nccl backend: built (tests/dist/test_nccl_group runs in the nccl_tests step)"
+  else
+    echo "nccl backend: not built (no nccl.h and libnccl in this CUDA toolkit or in pip's nvidia-nccl): its tests are skipped"
+  fi
   # Where each dependency came from (with a prefix, every path below should lie in it).
   grep -E '^(fmt_DIR|nlohmann_json_DIR|simdjson_DIR|Catch2_DIR|SQLite3_INCLUDE_DIR|SQLite3_LIBRARY|ZLIB_INCLUDE_DIR|ZLIB_LIBRARY|ZLIB_LIBRARY_RELEASE|OPENBLAS_INCLUDE_DIR|OPENBLAS_LIBRARY|PKG_CONFIG_EXECUTABLE|pkgcfg_lib_RT_GRAPHVIZ_gvc|pkgcfg_lib_IMGUI_imgui|CUDA_cupti_LIBRARY|CUDAToolkit_CUPTI_INCLUDE_DIR|CMAKE_CUDA_COMPILER):' \
     "$BUILD/CMakeCache.txt" | sed 's/^/  dependency: /'
@@ -283,10 +296,13 @@ configure() {
 # What the GPU steps need: the libraries, tests/cuda (the op check), tests/kernels and bench/gpu.
 # Folders' phony targets (tests/cuda/all ...) build every target CMake defines below them.
 build() {
-  local targets=(rt_engine rt_profiler) dir
+  local targets=(rt_engine rt_profiler) dir all
+  all=$(ninja -C "$BUILD" -t targets all 2>/dev/null)
   for dir in tests/cuda tests/kernels bench/gpu; do
-    if ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q "^$dir/all:"; then targets+=("$dir/all"); fi
+    if grep -q "^$dir/all:" <<<"$all"; then targets+=("$dir/all"); fi
   done
+  # The nccl backend's test (defined only when NCCL was found).
+  if grep -q "^test_nccl_group:" <<<"$all"; then targets+=(test_nccl_group); fi
   echo "ninja -j$JOBS ${targets[*]}"
   ninja -C "$BUILD" -j"$JOBS" "${targets[@]}"
 }
@@ -360,8 +376,17 @@ torch_bench() {
   env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 "$PYTHON" "$ROOT/bench/gpu/torch_gpu_bench.py" --json "$OUT_DIR/results-torch.json"
 }
 
-ctest_label() {  # ctest_label LABEL JOBS
-  (cd "$BUILD" && ctest -L "$1" -j"$2" --output-on-failure --timeout 300 --no-tests=error)
+ctest_label() {  # ctest_label LABEL JOBS [ctest options]
+  local label=$1 jobs=$2
+  shift 2
+  (cd "$BUILD" && ctest -L "$label" -j"$jobs" --output-on-failure --timeout 300 --no-tests=error "$@")
+}
+
+# tests/dist/test_nccl_group (labels cuda and dist), one ctest entry per tag; 77 when NCCL was not built.
+nccl_tests() {
+  grep -q '^RT_WITH_NCCL:INTERNAL=ON' "$BUILD/CMakeCache.txt" ||
+    { echo "skipped: the nccl backend is not built (no NCCL in this CUDA toolkit; see the configure step)"; return 77; }
+  ctest_label cuda 1 -R '^test_nccl_group: '
 }
 
 run_check() {
@@ -430,7 +455,8 @@ run_check() {
     run_step sanitize 240 gpu_only sanitize_op_check "$SANITIZE"  # its log comes back within timeout_s=300
     print_summary
   fi
-  run_step cuda_tests 90 gpu_only ctest_label cuda 1
+  run_step cuda_tests 90 gpu_only ctest_label cuda 1 -E '^test_nccl_group: '
+  run_step nccl_tests 60 gpu_only nccl_tests
   run_step train_trace 90 gpu_only "$BUILD/bin/gpu_train_trace" --out "$OUT_DIR"
   run_step bench_ours 120 gpu_only "$BUILD/bin/gpu_bench" --json "$OUT_DIR/results-ours.json"
   run_step bench_torch 120 gpu_only torch_bench
@@ -476,7 +502,7 @@ print_summary() {
 }
 
 export -f make_prefix cupti_hints configure build engine_tests python_tests configure_without_python gpu_only torch_bench \
-  ctest_label sanitize_op_check
+  ctest_label nccl_tests sanitize_op_check
 export ROOT DEPS_DIR MULTIARCH
 
 ISOLATE=0

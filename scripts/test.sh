@@ -15,8 +15,9 @@
 #                              tsan   ThreadSanitizer over the same libraries' tests: profiler buffers and
 #                                     flush thread, allocators, autograd on several threads, the layout
 #                                     thread (build-tsan/)
-#                              nvcc   every kernels/cuda/*.cu compiled by nvcc for sm_90, and rt_engine and
-#                                     rt_profiler (with CUPTI) linked against the real CUDA libraries
+#                              nvcc   every kernels/cuda/*.cu compiled by nvcc for sm_90, and rt_engine,
+#                                     rt_profiler (with CUPTI) and rt_dist (with the nccl backend) linked
+#                                     against the real CUDA libraries, plus the nccl backend's test
 #                                     (build-nvcc/; nothing runs: this machine has no GPU)
 #
 # One test: `cmake --build build --target test_autograd && build/bin/test_autograd "[name]"`, or
@@ -131,9 +132,17 @@ nvcc_compile() {
     echo "test.sh: no nvcc in /usr/local/cuda/bin: the nvcc compile and CUDA link are left out"
     return 0
   fi
+  # Tests are configured so that the nccl backend's test (a GPU test) is compiled and linked here too.
   cmake -S . -B build-nvcc -G Ninja -DCMAKE_BUILD_TYPE=Release -DRT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DRT_BUILD_PYTHON=OFF -DRT_BUILD_TESTS=OFF -DRT_BUILD_BENCH=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null &&
-    cmake --build build-nvcc -j "$jobs" --target rt_engine rt_profiler
+    -DRT_BUILD_PYTHON=OFF -DRT_BUILD_TESTS=ON -DRT_BUILD_BENCH=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null ||
+    return 1
+  local targets=(rt_engine rt_profiler rt_dist)
+  if grep -q '^RT_WITH_NCCL:INTERNAL=ON' build-nvcc/CMakeCache.txt; then
+    targets+=(test_nccl_group)
+  else
+    echo "test.sh: no NCCL in the CUDA toolkit: rt_dist is built without the nccl backend"
+  fi
+  cmake --build build-nvcc -j "$jobs" --target "${targets[@]}"
 }
 
 stage setup scripts/setup.sh

@@ -25,14 +25,20 @@ std::shared_ptr<ProcessGroup> make_mpi_group(ProcessGroupOptions) {
 }
 #endif
 
-#ifdef RT_DIST_WITH_NCCL
-bool is_nccl_available() { return true; }
-#else
+#ifndef RT_DIST_WITH_NCCL  // built: src/nccl/process_group_nccl.cpp
 bool is_nccl_available() { return false; }
 std::shared_ptr<ProcessGroup> make_nccl_group(std::shared_ptr<Store>, int, int, ProcessGroupOptions) {
+#ifdef RT_DIST_NCCL_EMULATED_CUDA
   throw DistBackendError(
-      "the nccl backend is not written yet: collectives on CUDA tensors are not supported in this version of "
-      "rustytorch. Copy the tensors to the CPU (t.cpu()) and use backend=\"gloo\" or \"mpi\"");
+      "the nccl backend is not built into this rustytorch: it was built with the CUDA emulator (RT_CUDA=EMULATED), "
+      "which has no GPU for NCCL to drive. Build with the CUDA toolkit (-DRT_CUDA=ON; NCCL comes with it) to run "
+      "collectives on CUDA tensors, or copy the tensors to the CPU (t.cpu()) and use backend=\"gloo\" or \"mpi\"");
+#else
+  throw DistBackendError(
+      "the nccl backend is not built into this rustytorch: it needs a CUDA build (-DRT_CUDA=ON or AUTO with nvcc) "
+      "and NCCL (nccl.h and libnccl in the CUDA toolkit, or -DRT_NCCL_ROOT=<prefix>), with -DRT_NCCL=AUTO or ON. "
+      "Or copy the tensors to the CPU (t.cpu()) and use backend=\"gloo\" or \"mpi\"");
+#endif
 }
 #endif
 

@@ -59,6 +59,8 @@ class Work {
   virtual bool is_completed() = 0;
   // Blocks until the operation finishes; rethrows what it failed with. timeout 0 means the group's
   // timeout. When the timeout passes first: DistBackendError naming the operation and the timeout.
+  // nccl: also makes the calling thread's current CUDA stream wait for the operation (PyTorch's
+  // semantics), and a timeout aborts the group's communicator, so its later calls fail at once.
   virtual void wait(Milliseconds timeout = Milliseconds(0)) = 0;
   // What the operation failed with; null while it runs and after it succeeded.
   virtual std::exception_ptr exception() = 0;
