@@ -134,6 +134,7 @@ class NcclWork final : public Work {
 
   // Records the end event on the communicator's stream, after the NCCL calls (enqueue mutex held).
   void record_end();
+  uint64_t ledger_id = 0;  // the call's record in the collective ledger, finished with the Work
 
   // For the watchdog: checks the end event and the communicator; fails the Work if its communicator
   // was aborted. Running until the end event completes.

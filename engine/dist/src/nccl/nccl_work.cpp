@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ledger/ledger_internal.h"
 #include "nccl/nccl_comm.h"
 
 namespace rt::dist::nccl {
@@ -23,6 +24,7 @@ std::shared_ptr<Communicator> NcclWork::communicator() {
 }
 
 void NcclWork::finish_locked() {
+  detail::ledger_finish(ledger_id);
   tensors_.clear();
   comm_.reset();
 }

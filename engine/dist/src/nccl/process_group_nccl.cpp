@@ -280,6 +280,7 @@ class NcclGroup final : public ProcessGroup {
     const rt::cuda::Stream& stream = comm->stream();
     stream.wait_stream(rt::cuda::Stream::current(device));
     auto work = std::make_shared<NcclWork>(c.what, comm, timeout(), std::move(outputs), tensors);
+    work->ledger_id = c.ledger_id;
     std::string error;
     {
       std::lock_guard<std::mutex> lock(comm->enqueue_mutex());
