@@ -99,7 +99,7 @@ def test_each_rank_records_its_run_into_one_store(tmp_path, nproc):
         assert s["meta"]["local_rank"] == rank
         assert s["meta"]["restart_count"] == "0"
         assert s["meta"]["host"] == socket.gethostname()
-        assert s["meta"]["profile_memory"] == "yes"
+        assert s["meta"]["profile_memory"] == "true"
         # Three explicit all_reduces and DDP's gradient all_reduce, each through the Gloo backend.
         assert s["ops"].count("all_reduce") >= 4, sorted(set(s["ops"]))
         assert s["ops"].count("gloo:all_reduce") >= 4, sorted(set(s["ops"]))
@@ -116,7 +116,7 @@ def test_no_profile_memory_reaches_every_rank(tmp_path):
     r = launch(tmp_path, "--nproc-per-node", 2, "--store", tmp_path / "job.sqlite", "--no-profile-memory", "train.py")
     assert r.returncode == 0, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
     found = sessions(tmp_path / "job.sqlite")
-    assert [s["meta"]["profile_memory"] for s in found] == ["no", "no"]
+    assert [s["meta"]["profile_memory"] for s in found] == ["false", "false"]
     assert len({s["meta"]["job_id"] for s in found}) == 1
 
 
