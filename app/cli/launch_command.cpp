@@ -21,6 +21,7 @@
 #include "launch_process.h"
 #include "launch_report.h"
 #include "launch_status.h"
+#include "rt/prof/store.h"
 
 namespace rt::cli {
 namespace {
@@ -55,6 +56,12 @@ class LaunchCommand final : public Command {
                    "Seconds between a rank supervisor's checks of its silent script process (default 0.1)")
         ->type_name("S");
     app.add_flag("--no-prefix,--no_prefix", no_prefix_, "Do not tag each output line with [rank N]:");
+    app.add_option("--store", store_,
+                   "Profile every rank's whole run into this SQLite store, one session per rank "
+                   "(\"rank 0 of 2 \u00b7 train.py\", grouped by job id)")
+        ->type_name("DB.sqlite");
+    app.add_flag("--profile-memory,!--no-profile-memory", profile_memory_,
+                 "With --store: record allocations by category (default: on)");
     script_option_ = app.add_option("script", script_, "Python script each rank runs; arguments after it go to it");
     app.footer(
         "Every rank runs `rtorch run SCRIPT ARGS` with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,\n"
@@ -74,6 +81,17 @@ class LaunchCommand final : public Command {
     if (mpirun.empty()) {
       fmt::print(stderr, "rtorch launch: mpirun not found on PATH; install Open MPI (Debian: openmpi-bin)\n");
       return 1;
+    }
+    if (!store_.empty()) {
+      // Every rank writes into one store: create (or migrate) it once here, before they start, and stop
+      // early with the store's own message when it cannot be opened. Ranks may run in another folder.
+      store_ = std::filesystem::absolute(store_).string();
+      try {
+        rt::prof::Store::open(store_).build_query_indexes();
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "rtorch launch: cannot use --store: {}\n", e.what());
+        return 1;
+      }
     }
     const char* given_id = std::getenv("RT_LAUNCH_JOB_ID");
     const std::string job_id = given_id && *given_id ? given_id : new_job_id();
@@ -186,6 +204,11 @@ class LaunchCommand final : public Command {
           std::to_string(max_restarts_), std::string("--monitor-interval"), fmt::format("{}", monitor_interval_)})
       argv.push_back(a);
     if (no_prefix_) argv.push_back("--no-prefix");
+    if (!store_.empty()) {
+      argv.push_back("--store");
+      argv.push_back(store_);
+      argv.push_back(profile_memory_ ? "--profile-memory" : "--no-profile-memory");
+    }
     argv.push_back("--");
     argv.push_back(script_);
     argv.insert(argv.end(), args_.begin(), args_.end());
@@ -200,6 +223,8 @@ class LaunchCommand final : public Command {
   int max_restarts_ = 0;
   double monitor_interval_ = 0.1;
   bool no_prefix_ = false;
+  std::string store_;
+  bool profile_memory_ = true;
   std::string script_;
   CLI::Option* script_option_ = nullptr;
   std::vector<std::string> args_;

@@ -1,7 +1,7 @@
 // `rtorch launch-rank [OPTIONS] -- SCRIPT [ARGS...]` (not listed in `rtorch --help`): one rank's
 // supervisor. `rtorch launch` starts one per rank through mpirun; srun or mpirun may start it directly
 // (docs/launch.md). It works out its rank (launch_placement.h), sets torchrun's environment, runs the
-// script as `rtorch run SCRIPT ARGS` under supervision (launch_supervisor.h), writes its status file into
+// script as `rtorch run [--store DB] SCRIPT ARGS` under supervision (launch_supervisor.h), writes its status file into
 // $RT_LAUNCH_STATUS_DIR when that is set (launch_status.h) and exits with the script's status (128+signal
 // when it was killed).
 #include <CLI/CLI.hpp>
@@ -50,6 +50,10 @@ class LaunchRankCommand final : public Command {
                    "Seconds between checks of the script process while it is silent")
         ->check(CLI::PositiveNumber);
     app.add_flag("--no-prefix,--no_prefix", no_prefix_, "Do not tag output lines with [rank N]:");
+    app.add_option("--store", store_, "Profile the script's run into this SQLite store (rtorch run --store)")
+        ->type_name("DB.sqlite");
+    app.add_flag("--profile-memory,!--no-profile-memory", profile_memory_,
+                 "With --store: record allocations by category (default: on)");
     script_option_ = app.add_option("script", script_, "Python script; arguments after it go to the script");
   }
 
@@ -91,6 +95,12 @@ class LaunchRankCommand final : public Command {
       run.argv.push_back(std::to_string(global.threads));
     }
     run.argv.push_back("run");
+    if (!store_.empty()) {
+      // `rtorch run` names the session after the rank and tags it with the job (profiled_run.h).
+      run.argv.push_back("--store");
+      run.argv.push_back(store_);
+      run.argv.push_back(profile_memory_ ? "--profile-memory" : "--no-profile-memory");
+    }
     run.argv.push_back(script_);
     run.argv.insert(run.argv.end(), args_.begin(), args_.end());
     run.prefix = no_prefix_ ? "" : fmt::format("[rank {}]: ", p.rank);
@@ -123,6 +133,8 @@ class LaunchRankCommand final : public Command {
   int max_restarts_ = -1;
   double monitor_interval_ = 0.1;
   bool no_prefix_ = false;
+  std::string store_;
+  bool profile_memory_ = true;
   std::string script_;
   CLI::Option* script_option_ = nullptr;
   std::vector<std::string> args_;

@@ -92,7 +92,40 @@ bool trace_folder_exists(const std::string& trace_path) {
   return false;
 }
 
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+bool is_count(const char* s) {
+  if (!s) return false;
+  for (const char* p = s; *p; ++p)
+    if (*p < '0' || *p > '9') return false;
+  return true;
+}
+
 }  // namespace
+
+bool label_launched_rank(ProfileRequest& request) {
+  const char* job = env("RT_LAUNCH_JOB_ID");
+  const char* rank = env("RANK");
+  const char* world = env("WORLD_SIZE");
+  if (!job || !rank || !world) return false;
+  if (!is_count(rank) || !is_count(world)) {
+    fmt::print(stderr, "rtorch run: RANK='{}' and WORLD_SIZE='{}' are not both numbers; the profile is not "
+               "labelled with its rank\n", rank, world);
+    return false;
+  }
+  const std::string script = std::filesystem::path(request.name).filename().string();
+  request.name = fmt::format("rank {} of {} \u00b7 {}", rank, world, script.empty() ? request.name : script);
+  request.metadata["job_id"] = job;
+  request.metadata["rank"] = rank;
+  request.metadata["world_size"] = world;
+  if (const char* local = env("LOCAL_RANK")) request.metadata["local_rank"] = local;
+  const char* restart = env("TORCHELASTIC_RESTART_COUNT");
+  request.metadata["restart_count"] = restart && is_count(restart) ? restart : "0";
+  return true;
+}
 
 int run_profiled(const ProfileRequest& request, const std::function<int()>& target) {
   if (active_run) throw std::logic_error("run_profiled: a profiled run is already in progress");
@@ -101,7 +134,8 @@ int run_profiled(const ProfileRequest& request, const std::function<int()>& targ
                   rt::prof::Session({.record_shapes = request.record_shapes,
                                      .profile_memory = request.profile_memory,
                                      .name = request.name,
-                                     .store_path = request.store_path})};
+                                     .store_path = request.store_path,
+                                     .metadata = request.metadata})};
   try {
     run.session.start();
   } catch (const std::exception& e) {

@@ -77,6 +77,7 @@ class RunCommand final : public Command {
     std::fflush(stdout);
     if (profile_.trace_path.empty() && profile_.store_path.empty()) return run_python_main(target);
     profile_.name = target.kind == PythonTarget::Kind::command ? "-c" : target.target;
+    label_launched_rank(profile_);
     return run_profiled(profile_, [&] { return run_python_main(target); });
   }
 

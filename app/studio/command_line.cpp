@@ -15,8 +15,10 @@ std::string absolute(const std::string& path) {
   return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
 }
 
-// --session DB[:N]: only the store's path is a path.
+// --session DB[:N] or DB:job=ID: only the store's path is a path.
 std::string absolute_session(const std::string& spec) {
+  if (const auto job = spec.rfind(":job="); job != std::string::npos && job > 0)
+    return absolute(spec.substr(0, job)) + spec.substr(job);
   const auto colon = spec.rfind(':');
   const bool has_id = colon != std::string::npos && colon + 1 < spec.size() &&
                       spec.find_first_not_of("0123456789", colon + 1) == std::string::npos;
@@ -51,8 +53,9 @@ StudioOptions parse_command_line(int argc, char** argv) {
           ->type_name("OUT")
           ->group("Headless");
   CLI::Option* session = app.add_option("--session", options.render_session,
-                                        "with --render: a profiler store and session id (DB:N; DB alone: its newest)")
-                             ->type_name("DB[:N]")
+                                        "with --render: a profiler store and session id (DB:N; DB alone: its newest), or "
+                                        "DB:job=ID for every rank of a job recorded by rtorch launch --store, side by side")
+                             ->type_name("DB[:N]|DB:job=ID")
                              ->needs(render)
                              ->group("Headless");
   app.add_option("--trace", options.render_trace, "with --render: a Chrome/Perfetto trace (.json, .json.gz)")

@@ -3,7 +3,7 @@
 //   rtorch-studio [NOTEBOOK.ipynb]                       open the window (on that notebook)
 //   rtorch-studio --run-all NOTEBOOK.ipynb               open it and run every cell once the kernel is up
 //   rtorch-studio --execute IN.ipynb --output OUT.ipynb [--allow-errors] [--timeout S]   headless run
-//   rtorch-studio --render timeline|memory|scalars --session DB[:N] | --trace FILE --output PNG [--size WxH]
+//   rtorch-studio --render timeline|memory|scalars --session DB[:N]|DB:job=ID | --trace FILE --output PNG [--size WxH]
 //   rtorch-studio --help | --version
 //
 //   StudioOptions options = parse_command_line(argc, argv);   // throws CommandLineExit for help/version/errors
@@ -33,7 +33,7 @@ struct StudioOptions {
   std::optional<double> timeout_seconds;  // per cell
   // Drawing one view of a profile into a PNG (--render): no window, but an OpenGL display (xvfb-run -a).
   std::string render_view;     // timeline | memory | scalars
-  std::string render_session;  // DB or DB:N (a store and a session id; without N the newest)
+  std::string render_session;  // DB or DB:N (a store and a session id; without N the newest), DB:job=ID (a job's ranks)
   std::string render_trace;    // a Chrome/Perfetto trace instead of a store
   std::string render_size = "1600x900";
   // Hooks.

@@ -37,9 +37,12 @@ int render_to_png(const StudioOptions& options, int argc, char** argv) {
   request.output = options.execute_output;
   try {
     request.size = parse_size(options.render_size);
-    request.source = options.render_trace.empty()
-                         ? parse_store_argument(options.render_session)
-                         : SessionSource{.kind = SessionSource::Kind::Trace, .path = options.render_trace};
+    if (options.render_trace.empty()) {
+      request.source = parse_store_argument(options.render_session);
+    } else {
+      request.source.kind = SessionSource::Kind::Trace;
+      request.source.path = options.render_trace;
+    }
   } catch (const rt::Error& e) {
     std::fprintf(stderr, "rtorch-studio: %s\n", e.what());
     return 2;

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "rt/error.h"
+#include "rt/prof/rank_merge.h"
 #include "rt/prof/session_registry.h"
 #include "rt/prof/store.h"
 
@@ -99,7 +100,10 @@ bool SessionPicker::openStore(const QString& path) {
   }
   // Opening a store again lists its sessions afresh (a running capture may have added some).
   const std::string key = path.toStdString();
-  std::erase_if(opened_, [&](const Entry& e) { return e.source.kind == SessionSource::Kind::Store && e.source.path == key; });
+  std::erase_if(opened_, [&](const Entry& e) {
+    return (e.source.kind == SessionSource::Kind::Store || e.source.kind == SessionSource::Kind::StoreJob) &&
+           e.source.path == key;
+  });
   if (current_ >= int(live_.size())) current_ = -1;  // indexes moved; load() below sets it again
   const size_t first = opened_.size();
   for (const prof::SessionInfo& info : sessions) {
@@ -119,6 +123,21 @@ bool SessionPicker::openStore(const QString& path) {
   size_t newest = first;
   for (size_t i = first; i < opened_.size(); ++i)
     if (*opened_[i].source.session_id > *opened_[newest].source.session_id) newest = i;
+  if (offers_jobs_) {
+    for (const prof::LaunchJob& job : prof::launch_jobs(sessions)) {
+      if (job.ranks.size() < 2) continue;  // one rank: its own entry shows it
+      Entry e;
+      e.source.kind = SessionSource::Kind::StoreJob;
+      e.source.path = path.toStdString();
+      e.source.job_id = job.job_id;
+      e.source.restart_count = job.restart_count;
+      e.text = QStringLiteral("%1  job %2: all %3 ranks%4")
+                   .arg(QFileInfo(path).fileName(), QString::fromStdString(job.job_id))
+                   .arg(job.ranks.size())
+                   .arg(job.restart_count > 0 ? tr(" (restart %1)").arg(job.restart_count) : QString());
+      opened_.push_back(std::move(e));
+    }
+  }
   const int index = int(live_.size() + newest);
   rebuild_combo(index);
   return load(index);

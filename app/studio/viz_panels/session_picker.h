@@ -19,6 +19,11 @@
 // - Errors (unreadable file, vanished session) are shown in the toolbar and emitted as failed(); the
 //   previous session stays shown. Loading runs on the GUI thread.
 // - Live entries come from rt::prof::SessionRegistry, polled every kListRefreshMs while visible.
+// - Launched jobs (setOffersJobs(true): the timeline and scalars panels): when an opened store holds the
+//   sessions of a job's ranks (rt::prof::launch_jobs: same job id, two ranks or more), the list also has
+//   "job <id>: all N ranks" after the store's sessions; choosing it emits the ranks merged into one
+//   SessionData (rt::prof::merge_rank_sessions: "rank N · " tracks side by side). Memory views do not offer it
+//   (the ranks' allocations would add up on one device).
 #pragma once
 #include <QString>
 #include <QTimer>
@@ -54,6 +59,9 @@ class SessionPicker : public QWidget {
   int count() const;
   QString entryText(int index) const;
   QString errorText() const;
+  // Whether stores' launched jobs get an "all ranks" entry (see the contracts); takes effect at the next openStore.
+  void setOffersJobs(bool offers) { offers_jobs_ = offers; }
+  bool offersJobs() const { return offers_jobs_; }
   // Extra widgets (e.g. the scalars panel's "Overlay" check box) go at the end of the toolbar.
   void addTrailingWidget(QWidget* widget);
 
@@ -91,6 +99,7 @@ class SessionPicker : public QWidget {
   std::shared_ptr<prof::SessionData> live_data_;  // the shown live session as read so far, grown at each read
   prof::SnapshotCursor live_cursor_;              // where the reads of live_data_ stand
   bool rebuilding_ = false;
+  bool offers_jobs_ = false;
   QTimer list_timer_;
   QTimer live_timer_;
 };

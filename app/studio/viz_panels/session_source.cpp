@@ -7,6 +7,7 @@
 
 #include "rt/error.h"
 #include "rt/prof/chrome_trace.h"
+#include "rt/prof/rank_merge.h"
 #include "rt/prof/session_registry.h"
 #include "rt/prof/store.h"
 
@@ -15,6 +16,15 @@ namespace rt::studio {
 SessionSource parse_store_argument(std::string_view argument) {
   SessionSource s;
   s.kind = SessionSource::Kind::Store;
+  if (const size_t job = argument.rfind(":job="); job != std::string_view::npos) {
+    s.kind = SessionSource::Kind::StoreJob;
+    s.path = std::string(argument.substr(0, job));
+    s.job_id = std::string(argument.substr(job + 5));
+    if (s.path.empty() || s.job_id.empty())
+      throw rt::ValueError(fmt::format("'{}' names no job: pass DB:job=ID (a store and a launch job id, as "
+                                       "`rtorch trace list DB` shows in each rank's session)", argument));
+    return s;
+  }
   const size_t colon = argument.rfind(':');
   if (colon != std::string_view::npos && colon + 1 < argument.size()) {
     const std::string_view tail = argument.substr(colon + 1);
@@ -61,11 +71,40 @@ std::shared_ptr<const prof::SessionData> load_store(const SessionSource& s) {
   }
 }
 
+std::shared_ptr<const prof::SessionData> load_store_job(const SessionSource& s) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(s.path, ec))
+    throw rt::ValueError(fmt::format("cannot open store '{}': no such file", s.path.string()));
+  try {
+    prof::Store store = prof::Store::open(s.path);
+    const std::vector<prof::LaunchJob> jobs = prof::launch_jobs(store.list_sessions());
+    const prof::LaunchJob* chosen = nullptr;
+    std::string known;
+    for (const prof::LaunchJob& j : jobs) {
+      if (known.find(j.job_id) == std::string::npos) known += (known.empty() ? "" : ", ") + j.job_id;
+      if (j.job_id != s.job_id) continue;
+      if (s.restart_count ? j.restart_count == *s.restart_count : (!chosen || j.restart_count > chosen->restart_count))
+        chosen = &j;
+    }
+    if (!chosen)
+      throw rt::ValueError(fmt::format(
+          "store '{}' holds no session of job {}{} (jobs in it: {})", s.path.string(), s.job_id,
+          s.restart_count ? fmt::format(" restart {}", *s.restart_count) : std::string(),
+          known.empty() ? "none; record one with rtorch launch --store" : known));
+    std::vector<prof::RankSession> ranks;
+    for (const prof::LaunchJobRank& r : chosen->ranks) ranks.push_back({r.rank, store.load_session(r.session_id)});
+    return std::make_shared<const prof::SessionData>(prof::merge_rank_sessions(std::move(ranks)));
+  } catch (const prof::StoreError& e) {
+    throw rt::ValueError(fmt::format("cannot read store '{}': {}", s.path.string(), e.what()));
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const prof::SessionData> load_session(const SessionSource& s) {
   switch (s.kind) {
     case SessionSource::Kind::Store: return load_store(s);
+    case SessionSource::Kind::StoreJob: return load_store_job(s);
     case SessionSource::Kind::Trace: {
       std::error_code ec;
       if (!std::filesystem::is_regular_file(s.path, ec))
@@ -95,6 +134,9 @@ std::string describe(const SessionSource& s) {
       return s.session_id ? fmt::format("{} #{}", s.path.filename().string(), *s.session_id)
                           : s.path.filename().string() + " (newest)";
     case SessionSource::Kind::Trace: return s.path.filename().string();
+    case SessionSource::Kind::StoreJob:
+      return fmt::format("{} job {}{}", s.path.filename().string(), s.job_id,
+                         s.restart_count ? fmt::format(" restart {}", *s.restart_count) : std::string());
     case SessionSource::Kind::Live: return fmt::format("live session {}", s.live_id);
   }
   return {};

@@ -44,6 +44,8 @@ VizPanelWidget::VizPanelWidget(VizView view, std::shared_ptr<SharedTimeCursor> c
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
   picker_ = new SessionPicker(this);
+  // A launched job's ranks side by side: threads and counters are per rank; memory is not (session_picker.h).
+  picker_->setOffersJobs(view_ != VizView::Memory);
   host_ = new ImGuiHostWidget(this);
   host_->setContent(std::make_unique<NoSessionContent>());
   layout->addWidget(picker_);

@@ -1,6 +1,7 @@
 #include "rt/prof/session.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -263,6 +264,9 @@ void Session::start() {
       d.metadata["cupti"] = std::string("off: ") + e.what();
     }
   }
+  // The host tells views whether two sessions' steady clocks are comparable (rank_merge.h).
+  if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0 && host[0] != 0) d.metadata["host"] = host;
+  for (const auto& [key, value] : s.options.metadata) d.metadata[key] = value;
   auto stop_gpu = [&s] {
     if (!s.gpu) return;
     SessionData discard;

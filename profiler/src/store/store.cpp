@@ -46,6 +46,9 @@ SessionInfo info_from_row(sqlite::Connection& db, const sqlite::Statement& st) {
   s.op_count = row_count(db, "Ops", s.id);
   for (const char* t : kGpuTables) s.gpu_count = std::max(s.gpu_count, row_count(db, t, s.id));
   s.memory_count = row_count(db, "MemoryEvents", s.id);
+  sqlite::Statement meta(db, "SELECT key, value FROM SessionMetadata WHERE sessionId = ?1");
+  meta.bind(1, s.id);
+  while (meta.step()) s.metadata.emplace(meta.text(0), meta.text(1));
   return s;
 }
 
@@ -126,6 +129,11 @@ int64_t Store::save_session(const SessionData& data) {
   w.append(data);
   if (data.complete) w.finish();
   return w.id();
+}
+
+void Store::build_query_indexes() {
+  std::lock_guard g(lock_->mutex);
+  for (const char* sql : schema::query_indexes()) db_->exec(sql);
 }
 
 std::vector<SessionInfo> Store::list_sessions() const {

@@ -295,6 +295,70 @@ class VizPanelsTest : public QObject {
     QVERIFY(wait_until([&] { return shown->scalars()->axis() == rt::viz::OverlayAxis::Step; }, 5000));  // steps came
     live.stop();
   }
+
+  // A store written by `rtorch launch --store` holds one session per rank with the job's metadata: the timeline
+  // panel offers the job's ranks as one entry and shows both ranks' threads side by side; the memory panel does
+  // not offer it. Saved as <build>/test-artifacts/viz-panel-job-timeline.png.
+  void timeline_panel_shows_a_launched_jobs_ranks_side_by_side() {
+    std::vector<std::shared_ptr<const rt::prof::SessionData>> ranks;
+    for (int rank = 0; rank < 2; ++rank) {
+      auto d = std::make_shared<rt::prof::SessionData>(*record_mlp_training("rank run", 3));
+      d->name = "rank " + std::to_string(rank) + " of 2 \u00b7 train.py";
+      d->metadata["job_id"] = "j42";
+      d->metadata["rank"] = std::to_string(rank);
+      d->metadata["world_size"] = "2";
+      d->metadata["restart_count"] = "0";
+      ranks.push_back(std::move(d));
+    }
+    const auto other = record_mlp_training("not a rank", 2);
+    const QString store = save_store("viz-panel-job.sqlite", {other, ranks[0], ranks[1]});
+
+    PanelRegistry registry;
+    register_visualizer_panels(registry);
+    QMainWindow window;
+    window.resize(1400, 700);
+    auto* panel = qobject_cast<VizPanelWidget*>(registry.find("timeline")->create_widget({}, &window));
+    QVERIFY(panel);
+    window.setCentralWidget(panel);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+    QVERIFY(panel->picker()->openStore(store));
+    int job_entry = -1;
+    int job_entries = 0;
+    for (int i = 0; i < panel->picker()->count(); ++i)
+      if (panel->picker()->entryText(i).contains("job j42: all 2 ranks")) {
+        job_entry = i;
+        ++job_entries;
+      }
+    QCOMPARE(job_entries, 1);
+    QVERIFY(panel->picker()->choose(job_entry));
+    QVERIFY2(panel->picker()->errorText().isEmpty(), qPrintable(panel->picker()->errorText()));
+    QCOMPARE(QString::fromStdString(panel->content()->data().name), QStringLiteral("job j42: 2 ranks"));
+    QCOMPARE(panel->content()->data().ops.size(), ranks[0]->ops.size() + ranks[1]->ops.size() +
+                                                      ranks[0]->steps.size() + ranks[1]->steps.size());
+
+    // The timeline model has both ranks' threads, each rank's own.
+    const rt::viz::TimelineModel& model = panel->content()->timeline()->model();
+    QStringList names;
+    for (const rt::viz::Track& t : model.tracks()) names << QString::fromStdString(t.name);
+    for (const char* name : {"rank 0 \u00b7 main", "rank 1 \u00b7 main", "rank 0 \u00b7 steps", "rank 1 \u00b7 steps",
+                             "rank 0 \u00b7 loss", "rank 1 \u00b7 loss"})
+      QVERIFY2(names.contains(QString::fromUtf8(name)), qPrintable(names.join(", ")));
+    for (const QString& n : names) QVERIFY2(n.startsWith("rank 0 \u00b7 ") || n.startsWith("rank 1 \u00b7 "), qPrintable(n));
+
+    ImGuiHostWidget* host = panel->host();
+    QVERIFY(wait_until([&] { return host->framesDrawn() >= 2; }, 10000));
+    settle_count([&] { return host->framesDrawn(); });
+    QVERIFY2(host->glProblem().isEmpty(), qPrintable(host->glProblem()));
+    QVERIFY(host->grabFramebuffer().save(artifacts_dir() + "/viz-panel-job-timeline.png", "PNG"));
+
+    // The memory panel lists the ranks' sessions but no job entry.
+    auto* memory = qobject_cast<VizPanelWidget*>(registry.find("memory")->create_widget({}, &window));
+    QVERIFY(memory->picker()->openStore(store));
+    for (int i = 0; i < memory->picker()->count(); ++i) QVERIFY(!memory->picker()->entryText(i).contains("job j42"));
+    delete memory;
+  }
 };
 
 int main(int argc, char** argv) {

@@ -102,7 +102,7 @@ void TimelineModel::append_intervals(const prof::SessionGrowth& growth) {
       Track t;
       t.id = {k.first, k.second.first, k.second.second};
       if (k.first == TrackKind::GpuStream)
-        t.name = fmt::format("cuda:{} stream {}", int32_t(uint32_t(t.id.key)), t.id.sub);  // threads: named below
+        t.name = stream_track_name(d, int32_t(uint32_t(t.id.key)), int32_t(t.id.sub));  // threads: named below
       it = position.emplace(k, tracks_.size()).first;
       tracks_.push_back(std::move(t));
       slot_of_.push_back(uint32_t(position_of_.size()));

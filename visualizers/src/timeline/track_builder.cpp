@@ -75,7 +75,7 @@ void add_stream_tracks(const prof::SessionData& data, BuiltTracks& out) {
   for (auto& [key, events] : by_stream) {
     const TrackId id{TrackKind::GpuStream, uint64_t(uint32_t(key.first)), key.second};
     out.tracks.push_back(
-        interval_track(id, fmt::format("cuda:{} stream {}", key.first, key.second), std::move(events), out));
+        interval_track(id, stream_track_name(data, key.first, key.second), std::move(events), out));
   }
 }
 
@@ -167,6 +167,12 @@ BuiltTracks build_tracks(const prof::SessionData& data) {
   add_stream_tracks(data, out);
   add_counter_tracks(data, out);
   return out;
+}
+
+std::string stream_track_name(const prof::SessionData& data, int32_t device, int32_t stream) {
+  for (const prof::StreamRecord& s : data.streams)
+    if (s.device == device && s.stream == stream && s.name != 0) return data.strings.at(s.name);
+  return fmt::format("cuda:{} stream {}", device, stream);
 }
 
 }  // namespace rt::viz

@@ -34,6 +34,8 @@ inline constexpr EventRef kNotDrawn{UINT32_MAX, UINT32_MAX, UINT32_MAX};
 
 // A thread track's name: its ThreadRecord's (nullptr: none), else "thread <id>".
 std::string thread_track_name(const prof::SessionData& data, uint64_t thread, const prof::ThreadRecord* record);
+// The session's StreamRecord name for (device, stream) when it has one, else "cuda:D stream S".
+std::string stream_track_name(const prof::SessionData& data, int32_t device, int32_t stream);
 
 // first_ns and last_ns of an interval track from its levels (each level's ends are non-decreasing).
 void set_extent(Track& t);

@@ -67,6 +67,15 @@ struct ThreadRecord {
   StringId name = 0;    // "main", "autograd", "dataloader 0"...
 };
 
+// A display name for a GPU stream. Recorded sessions have none (views call a stream "cuda:D stream S");
+// merge_rank_sessions (rank_merge.h) names each rank's streams. Views only: the store and the trace
+// export do not keep them.
+struct StreamRecord {
+  int32_t device = 0;
+  int32_t stream = 0;
+  StringId name = 0;  // "rank 1 · cuda:0 stream 7"
+};
+
 struct OpRecord {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
@@ -152,6 +161,7 @@ struct SessionData {
   std::vector<CounterRecord> counters;
   std::vector<StepRecord> steps;
   std::vector<GraphRecord> graphs;  // by backward_index
+  std::vector<StreamRecord> streams;  // GPU stream names, when something named them (views only)
   std::unordered_map<std::string, std::string> metadata;  // "device": "cpu", "rt_version"...
 };
 

@@ -49,6 +49,8 @@
 //   moves every thread's records into the session each flush_interval, so thread buffers stay
 //   small (their chunks are reused) and memory is what the session keeps. See
 //   Note [Session memory].
+// - Metadata: "device", "clock", "record_shapes", "profile_memory", "with_stack", "cupti", "host" (the
+//   machine's name, gethostname), then SessionOptions::metadata over them.
 // - Store: with store_path set, start() opens the store (Store::open, creating or migrating
 //   it) and begins a session there with the metadata; it throws StoreError (store.h) with
 //   the store's message when it cannot. Each flush then appends the records drained since the previous
@@ -84,6 +86,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "rt/export.h"
 #include "rt/prof/events.h"
@@ -108,6 +111,9 @@ struct SessionOptions {
   std::string store_path;       // a SQLite store to stream into while recording; "" = none
   std::chrono::milliseconds flush_interval{200};  // how often buffers drain (and the store grows); > 0
   bool keep_in_memory = true;   // false: drop records once written to the store (needs store_path)
+  // Extra SessionData::metadata (stored with the session), e.g. a launched rank's "job_id" and "rank";
+  // they override the session's own keys ("device", "host", ...) of the same name.
+  std::unordered_map<std::string, std::string> metadata;
 };
 
 // How many records a session has recorded so far, kept or not (Note [Session memory]).

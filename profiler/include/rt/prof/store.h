@@ -26,6 +26,10 @@
 //   AutogradGraphs, AutogradGraphNodes and AutogradGraphEdges tables (schema 4) and read back by
 //   load_session, in the order written; a malformed graph row throws StoreError naming the store.
 // - A Store is safe to share between threads (one mutex); a SessionWriter belongs to one thread.
+// - Several processes may write one store at once, each its own session (the ranks of `rtorch launch
+//   --store`): session ids come from one INSERT in a write transaction and every row id is in its session's
+//   range (Note [Row ids]), so writers never collide; WAL lets readers go on while one writes, and a writer
+//   waits up to busy_timeout_ms for another's commit before its write fails with StoreError.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -70,6 +74,7 @@ struct SessionInfo {
   int64_t op_count = 0;
   int64_t gpu_count = 0;
   int64_t memory_count = 0;
+  std::unordered_map<std::string, std::string> metadata;  // the SessionMetadata rows
 };
 
 // A graph in a tool's own format (the GraphSnapshots table). The autograd graphs a Session captures
@@ -136,6 +141,12 @@ class Store {
                               const std::unordered_map<std::string, std::string>& metadata = {});
   // begin_session + append + finish (finish only when data.complete); returns the new id.
   int64_t save_session(const SessionData& data);
+
+  // Builds the query indexes that SessionWriter::finish() builds (docs/store-schema.md, Indexes). Called on a
+  // new store that several processes will write at once (`rtorch launch --store`), it keeps the first
+  // finish() from indexing every other session's rows while their writers wait for the lock: the writers
+  // then maintain the indexes as they insert.
+  void build_query_indexes();
 
   std::vector<SessionInfo> list_sessions() const;
   SessionInfo session_info(int64_t id) const;

@@ -79,7 +79,8 @@ struct TrackLevel {
 
 struct Track {
   TrackId id;
-  std::string name;                    // "main", "thread 7", "cuda:0 stream 7", "loss", "steps"
+  std::string name;                    // "main", "thread 7", "cuda:0 stream 7" (or the SessionData's
+                                       // StreamRecord name), "loss", "steps"
   std::vector<TrackLevel> levels;      // levels[0] is the outermost
   std::vector<uint32_t> counter_samples;  // Counter tracks: indexes into SessionData::counters, by time
   std::vector<int64_t> counter_times;     // ... and their times and values, in the same order
