@@ -2,9 +2,10 @@
 
 A job is one configuration run once: `world_size` real processes started either the way `rtorch launch` starts
 them (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; a fresh free port per job) or by
-`mpirun -np N --oversubscribe --bind-to none` (the mpi backend takes rank and size from mpirun). Each rank prints
-one line `RESULT {json}`; run_job returns those dicts sorted by their "rank". A rank that fails, or a job that
-runs past its timeout, raises JobFailure with every rank's output."""
+`mpirun -np N --oversubscribe --bind-to none` (the mpi backend takes rank and size from mpirun). Each rank hands
+its result to emit(), which writes it as JSON into the job's result folder (mpirun merges the ranks' stdout, so
+lines printed by two ranks can interleave); run_job returns those dicts sorted by their "rank". A rank that
+fails, or a job that runs past its timeout, raises JobFailure with every rank's output."""
 import json
 import os
 import platform
@@ -14,6 +15,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,7 +43,22 @@ def _base_env(threads):
     return env
 
 
-def _collect(procs, timeout, what):
+RESULT_DIR_VAR = "RT_BENCH_RESULT_DIR"
+
+
+def emit(result):
+    """Called by a rank: its result (a dict with "rank") for the driver."""
+    folder = os.environ.get(RESULT_DIR_VAR)
+    if folder:
+        path = os.path.join(folder, f"rank-{result.get('rank', 0)}.json")
+        with open(path + ".tmp", "w") as f:
+            json.dump(result, f)
+        os.replace(path + ".tmp", path)
+    else:
+        print("RESULT " + json.dumps(result), flush=True)
+
+
+def _collect(procs, timeout, what, folder):
     deadline = time.monotonic() + timeout
     try:
         while any(p.poll() is None for p in procs):
@@ -59,20 +76,23 @@ def _collect(procs, timeout, what):
                 except ProcessLookupError:
                     pass
         outputs = [p.communicate() + (p.returncode,) for p in procs]
-    results = []
     for out, err, code in outputs:
         if code != 0:
             raise JobFailure(f"{what}: a process exited with {code}:\n{out}\n{err}")
-        for line in out.splitlines():
-            if line.startswith("RESULT "):
-                results.append(json.loads(line[len("RESULT "):]))
+    results = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name)) as f:
+                results.append(json.load(f))
     return sorted(results, key=lambda r: r.get("rank", 0))
 
 
 def run_job(script, worker_args, world_size, launcher="env", threads=1, timeout=600):
     """Runs `python3 script *worker_args` as world_size ranks (launcher "env" or "mpirun"), or as one plain
-    process when world_size is 1 and launcher is "single". Returns the ranks' RESULT dicts."""
+    process when world_size is 1 and launcher is "single". Returns the ranks' results (dicts)."""
+    folder = tempfile.mkdtemp(prefix="rt-dist-bench-")
     env = _base_env(threads)
+    env[RESULT_DIR_VAR] = folder
     cmd = [sys.executable, script, *worker_args]
     what = f"{os.path.basename(script)} {' '.join(worker_args)}"
     if launcher == "single":
@@ -89,16 +109,19 @@ def run_job(script, worker_args, world_size, launcher="env", threads=1, timeout=
     elif launcher == "mpirun":
         env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
         mpi = ["mpirun", "-np", str(world_size), "--oversubscribe", "--bind-to", "none"]
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONPATH", "GLOO_SOCKET_IFNAME"):
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONPATH", "GLOO_SOCKET_IFNAME", RESULT_DIR_VAR):
             if var in env:
                 mpi += ["-x", var]
         procs = [subprocess.Popen(mpi + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   start_new_session=True)]
     else:
         raise ValueError(f"unknown launcher {launcher!r}")
-    results = _collect(procs, timeout, what)
+    try:
+        results = _collect(procs, timeout, what, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     if len(results) != world_size:
-        raise JobFailure(f"{what}: expected {world_size} RESULT lines, got {len(results)}")
+        raise JobFailure(f"{what}: expected {world_size} results, got {len(results)}")
     return results
 
 
