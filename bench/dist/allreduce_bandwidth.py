@@ -127,7 +127,9 @@ def main():
     bw = {c: {mb: [] for mb in args.sizes_mb} for c in configs}  # per round
     ratio = {}  # (config, mb) -> per-round busbw / torch's
     memcpy = []
+    loads = []  # 1-minute load average at the start of each round
     for r in range(args.rounds):
+        loads.append(os.getloadavg()[0])
         memcpy.append(memcpy_bandwidth())
         this_round = {}
         for c in _launch.rounds_order(configs, r):
@@ -143,7 +145,8 @@ def main():
 
     print(f"Machine: {_launch.machine_line()}; 2 ranks x OMP_NUM_THREADS=1; PyTorch {tv or 'not installed'}")
     print(f"Rounds {args.rounds}, {args.iters} timed all_reduce per size and job; load average before "
-          f"{load_before}, after {_launch.load_average()}")
+          f"{load_before}, after {_launch.load_average()}; 1-minute load at each round's start: "
+          f"{' '.join(f'{x:.1f}' for x in loads)}")
     print(f"memcpy bandwidth (numpy copy of 64 MB, one thread): {_launch.spread(memcpy)} GB/s")
     for n in notes:
         print(f"Note: {n}")

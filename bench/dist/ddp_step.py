@@ -251,7 +251,9 @@ def main():
     step = {c: [] for c in configs if c in STEP_CONFIGS}
     ratio = {c: [] for c in step if c in BASELINE and BASELINE[c] in step}
     overlap = {c: [] for c in configs if c in OVERLAP_CONFIGS}
+    loads = []  # 1-minute load average at the start of each round
     for r in range(args.rounds):
+        loads.append(os.getloadavg()[0])
         this = {}
         for c in _launch.rounds_order(configs, r):
             if c in STEP_CONFIGS:
@@ -270,7 +272,7 @@ def main():
     arch = "-".join(map(str, args.widths))
     print(f"Machine: {_launch.machine_line()}; PyTorch {tv or 'not installed'}")
     print(f"MLP {arch}, batch {args.batch} in total, SGD; rounds {args.rounds}; load average before {load_before}, "
-          f"after {_launch.load_average()}")
+          f"after {_launch.load_average()}; 1-minute load at each round's start: {' '.join(f'{x:.1f}' for x in loads)}")
     for n in notes:
         print(f"Note: {n}")
     if step:
