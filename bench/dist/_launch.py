@@ -87,12 +87,13 @@ def _collect(procs, timeout, what, folder):
     return sorted(results, key=lambda r: r.get("rank", 0))
 
 
-def run_job(script, worker_args, world_size, launcher="env", threads=1, timeout=600):
+def run_job(script, worker_args, world_size, launcher="env", threads=1, timeout=600, extra_env=None):
     """Runs `python3 script *worker_args` as world_size ranks (launcher "env" or "mpirun"), or as one plain
-    process when world_size is 1 and launcher is "single". Returns the ranks' results (dicts)."""
+    process when world_size is 1 and launcher is "single"; extra_env is added to every rank's environment. Returns the ranks' results (dicts)."""
     folder = tempfile.mkdtemp(prefix="rt-dist-bench-")
     env = _base_env(threads)
     env[RESULT_DIR_VAR] = folder
+    env.update(extra_env or {})
     cmd = [sys.executable, script, *worker_args]
     what = f"{os.path.basename(script)} {' '.join(worker_args)}"
     if launcher == "single":
@@ -109,7 +110,8 @@ def run_job(script, worker_args, world_size, launcher="env", threads=1, timeout=
     elif launcher == "mpirun":
         env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
         mpi = ["mpirun", "-np", str(world_size), "--oversubscribe", "--bind-to", "none"]
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONPATH", "GLOO_SOCKET_IFNAME", RESULT_DIR_VAR):
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONPATH", "GLOO_SOCKET_IFNAME", RESULT_DIR_VAR,
+                    *(extra_env or {})):
             if var in env:
                 mpi += ["-x", var]
         procs = [subprocess.Popen(mpi + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

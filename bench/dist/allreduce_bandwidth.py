@@ -8,6 +8,9 @@ Configurations, each a fresh job of 2 ranks with OMP_NUM_THREADS=1:
   rt-gloo     rustytorch.distributed, backend "gloo", ranks started as `rtorch launch` does (env://)
   rt-mpi      rustytorch.distributed, backend "mpi", ranks started by `mpirun -np 2 --oversubscribe --bind-to none`
   torch-gloo  torch.distributed (Debian's PyTorch), backend "gloo", env://
+  rt-mpi-ring rt-mpi with OMPI_MCA_coll_libnbc_iallreduce_algorithm=1: Open MPI's non-blocking all-reduce (which
+              the mpi backend calls, MPI_Iallreduce in place) forced to its ring algorithm; by default libnbc
+              picks a binomial reduce + broadcast for fewer than 4 ranks or an in-place call. Not a target row.
 Every round runs each configuration once, in an order rotated by the round, so machine noise hits all alike; the
 driver measures memcpy bandwidth (numpy copy of a 64 MiB buffer) in every round too.
 
@@ -27,12 +30,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _launch  # noqa: E402
 
-CONFIGS = {  # name: (library, backend, launcher)
-    "rt-gloo": ("rt", "gloo", "env"),
-    "rt-mpi": ("rt", "mpi", "mpirun"),
-    "torch-gloo": ("torch", "gloo", "env"),
+CONFIGS = {  # name: (library, backend, launcher, extra environment)
+    "rt-gloo": ("rt", "gloo", "env", {}),
+    "rt-mpi": ("rt", "mpi", "mpirun", {}),
+    "torch-gloo": ("torch", "gloo", "env", {}),
+    "rt-mpi-ring": ("rt", "mpi", "mpirun", {"OMPI_MCA_coll_libnbc_iallreduce_algorithm": "1"}),
 }
-LABELS = {"rt-gloo": "ours gloo", "rt-mpi": "ours mpi", "torch-gloo": "PyTorch gloo"}
+LABELS = {"rt-gloo": "ours gloo", "rt-mpi": "ours mpi", "torch-gloo": "PyTorch gloo", "rt-mpi-ring": "ours mpi (ring)"}
 
 
 # ---- one rank ----------------------------------------------------------------------------------------
@@ -79,10 +83,10 @@ def memcpy_bandwidth(mb=64, reps=15):
 
 
 def run_config(name, args):
-    lib, backend, launcher = CONFIGS[name]
+    lib, backend, launcher, extra_env = CONFIGS[name]
     cfg = {"lib": lib, "backend": backend, "sizes_mb": args.sizes_mb, "iters": args.iters, "warmup": args.warmup}
     ranks = _launch.run_job(os.path.abspath(__file__), ["--worker", json.dumps(cfg)], world_size=2,
-                            launcher=launcher, threads=1, timeout=args.timeout)
+                            launcher=launcher, threads=1, timeout=args.timeout, extra_env=extra_env)
     busbw = {}
     for mb in args.sizes_mb:
         per_rank = [r["times"][repr(mb)] for r in ranks]
@@ -115,9 +119,9 @@ def main():
         args.rounds, args.iters, args.warmup, args.sizes_mb = 1, 3, 1, [1 / 16, 1 / 4]
     notes = []
     configs = list(args.configs)
-    if "rt-mpi" in configs and not _launch.have_mpirun():
-        configs.remove("rt-mpi")
-        notes.append("rt-mpi left out: no mpirun on PATH (openmpi-bin)")
+    if not _launch.have_mpirun() and any(c.startswith("rt-mpi") for c in configs):
+        configs = [c for c in configs if not c.startswith("rt-mpi")]
+        notes.append("mpi configurations left out: no mpirun on PATH (openmpi-bin)")
     tv = _launch.torch_version()
     if "torch-gloo" in configs and tv is None:
         configs.remove("torch-gloo")
@@ -151,20 +155,14 @@ def main():
     for n in notes:
         print(f"Note: {n}")
     print()
-    others = [c for c in configs if c != "torch-gloo"]
-    head = ["size"] + [f"{LABELS[c]} busbw GB/s" for c in configs]
-    if "torch-gloo" in configs:
-        head += [f"{LABELS[c]} / PyTorch gloo" for c in others]
-    head += [f"{LABELS[c]} / memcpy" for c in configs]
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
     mc = _launch.med(memcpy)
+    print("| size | backend | busbw GB/s, median (min..max) | / PyTorch gloo, same round | / memcpy |")
+    print("|---|---|---|---|---|")
     for mb in args.sizes_mb:
-        row = [size_label(mb)] + [_launch.spread(bw[c][mb]) for c in configs]
-        if "torch-gloo" in configs:
-            row += [_launch.spread(ratio[(c, mb)]) for c in others]
-        row += [f"{_launch.med(bw[c][mb]) / mc:.0%}" for c in configs]
-        print("| " + " | ".join(row) + " |")
+        for c in configs:
+            r = _launch.spread(ratio[(c, mb)]) if (c, mb) in ratio else "—"
+            print(f"| {size_label(mb)} | {LABELS[c]} | {_launch.spread(bw[c][mb])} | {r} | "
+                  f"{_launch.med(bw[c][mb]) / mc:.0%} |")
     if "torch-gloo" in configs:
         print()
         for mb in args.sizes_mb:
