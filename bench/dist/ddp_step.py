@@ -10,6 +10,9 @@ batch 128 in total (one process: 128; DDP: 64 per rank). One step is zero_grad, 
 
 Step configurations (each a fresh job; every round runs each once, in an order rotated by the round):
   rt-1proc / torch-1proc        one process, OMP_NUM_THREADS=2 (torch.set_num_threads(2)), batch 128
+  rt-1proc-1t / torch-1proc-1t  one process, 1 thread, batch 128: half its step time is what 2 threads would
+                                cost if they scaled perfectly (a baseline that other load on the machine hurts
+                                less than 2 OpenMP threads, which spin-wait for each other)
   rt-ddp-gloo / torch-ddp-gloo  DistributedDataParallel (default buckets), 2 ranks x 1 thread, backend gloo
   rt-ddp-mpi                    ours over the mpi backend, 2 ranks started by mpirun
 A job times `blocks` blocks of `steps` steps after a warm-up (a barrier before each block on DDP jobs); a block's
@@ -39,6 +42,8 @@ import _launch  # noqa: E402
 STEP_CONFIGS = {  # name: (library, ddp backend or None, launcher, threads per process, processes)
     "rt-1proc": ("rt", None, "single", 2, 1),
     "torch-1proc": ("torch", None, "single", 2, 1),
+    "rt-1proc-1t": ("rt", None, "single", 1, 1),
+    "torch-1proc-1t": ("torch", None, "single", 1, 1),
     "rt-ddp-gloo": ("rt", "gloo", "env", 1, 2),
     "rt-ddp-mpi": ("rt", "mpi", "mpirun", 1, 2),
     "torch-ddp-gloo": ("torch", "gloo", "env", 1, 2),
@@ -49,6 +54,8 @@ OVERLAP_CONFIGS = {
     "torch-overlap-gloo": ("torch", "gloo", "env"),
 }
 BASELINE = {"rt-ddp-gloo": "rt-1proc", "rt-ddp-mpi": "rt-1proc", "torch-ddp-gloo": "torch-1proc"}
+ONE_THREAD = {"rt-ddp-gloo": "rt-1proc-1t", "rt-ddp-mpi": "rt-1proc-1t", "torch-ddp-gloo": "torch-1proc-1t",
+              "rt-1proc": "rt-1proc-1t", "torch-1proc": "torch-1proc-1t"}
 
 
 # ---- one rank ----------------------------------------------------------------------------------------
@@ -250,6 +257,7 @@ def main():
 
     step = {c: [] for c in configs if c in STEP_CONFIGS}
     ratio = {c: [] for c in step if c in BASELINE and BASELINE[c] in step}
+    ratio1 = {c: [] for c in step if c in ONE_THREAD and ONE_THREAD[c] in step}
     overlap = {c: [] for c in configs if c in OVERLAP_CONFIGS}
     loads = []  # 1-minute load average at the start of each round
     for r in range(args.rounds):
@@ -268,6 +276,8 @@ def main():
                     f", exposed {o['exposed']:.0%}", file=sys.stderr, flush=True)
         for c in ratio:
             ratio[c].append(this[c] / this[BASELINE[c]])
+        for c in ratio1:
+            ratio1[c].append(this[c] / (this[ONE_THREAD[c]] / 2))
 
     arch = "-".join(map(str, args.widths))
     print(f"Machine: {_launch.machine_line()}; PyTorch {tv or 'not installed'}")
@@ -277,12 +287,14 @@ def main():
         print(f"Note: {n}")
     if step:
         print()
-        print("| configuration | step time, ms | per-sample cost, us | per-sample cost / one process (2 threads) |")
-        print("|---|---|---|---|")
+        print("| configuration | step time, ms | per-sample cost, us | per-sample cost / one process (2 threads) | "
+              "per-sample cost / half of one process with 1 thread |")
+        print("|---|---|---|---|---|")
         for c in step:
             r = _launch.spread(ratio[c]) if c in ratio else "—"
+            r1 = _launch.spread(ratio1[c]) if c in ratio1 else "—"
             print(f"| {c} | {_launch.spread([t * 1e3 for t in step[c]])} | "
-                  f"{_launch.spread([t / args.batch * 1e6 for t in step[c]], '{:.1f}')} | {r} |")
+                  f"{_launch.spread([t / args.batch * 1e6 for t in step[c]], '{:.1f}')} | {r} | {r1} |")
         for c in ratio:
             m = _launch.med(ratio[c])
             print(f"target {c}: per-sample cost <= 1.10x one process: {'met' if m <= 1.10 else 'not met'} ({m:.2f}x)")
