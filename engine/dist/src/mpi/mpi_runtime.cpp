@@ -67,6 +67,10 @@ Runtime::Runtime() {
   if (initialized) {
     MPI_Query_thread(&provided);
   } else {
+    // Open MPI's non-blocking all-reduce (libnbc) picks a reduce-then-broadcast algorithm for in-place
+    // calls on few ranks, two to three times slower than its ring from 1 MB up on one machine
+    // (bench/RESULTS.md, Distributed): ask for the ring unless the user chose (environment, or mca files).
+    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
     int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     if (rc != MPI_SUCCESS)
       throw DistBackendError(fmt::format(

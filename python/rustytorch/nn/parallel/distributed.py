@@ -12,7 +12,8 @@ How it works (torch's reducer, in Python over the engine's hooks):
 - At construction every rank checks that the parameters match rank 0's (names, shapes, dtypes) and takes
   rank 0's parameters and buffers (one broadcast per dtype).
 - Parameters that need gradients go into buckets in reverse registration order (roughly the order backward
-  produces their gradients): the first bucket holds up to 1 MiB, the others up to bucket_cap_mb. After the
+  produces their gradients); a bucket closes once it holds at least 1 MiB (the first) or bucket_cap_mb (the
+  others), as torch assigns them. After the
   first iteration the buckets are rebuilt once, in the order gradients actually arrived (rank 0's order,
   broadcast, so every rank agrees).
 - A post-accumulate hook on each parameter copies its gradient into its bucket; a full bucket is divided by
@@ -169,16 +170,20 @@ class DistributedDataParallel(Module):
                     offset += n
 
     def _build_buckets(self, order, first_bucket):
+        # torch's rule: a parameter joins the open bucket, which closes once it holds at least the cap (the
+        # first bucket's cap is the smaller one), or when the dtype changes.
         buckets, current, current_bytes = [], [], 0
         cap = min(_FIRST_BUCKET_BYTES, self.bucket_bytes_cap) if first_bucket else self.bucket_bytes_cap
         for i in order:
             p = self._params[i]
-            nbytes = p.numel() * p.element_size()
-            if current and (current_bytes + nbytes > cap or self._params[current[0]].dtype != p.dtype):
+            if current and self._params[current[0]].dtype != p.dtype:
                 buckets.append(current)
                 current, current_bytes, cap = [], 0, self.bucket_bytes_cap
             current.append(i)
-            current_bytes += nbytes
+            current_bytes += p.numel() * p.element_size()
+            if current_bytes >= cap:
+                buckets.append(current)
+                current, current_bytes, cap = [], 0, self.bucket_bytes_cap
         if current:
             buckets.append(current)
         self._bucket_of = {}
