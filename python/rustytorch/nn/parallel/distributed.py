@@ -304,6 +304,11 @@ class DistributedDataParallel(Module):
             else:
                 bucket.buffer[o:o + n].copy_(grad.reshape(-1))
         bucket.pending -= 1
+        # Asking launched all-reduces whether they are done drives MPI's progress engine, which advances a
+        # non-blocking collective only inside MPI calls (gloo's workers need no help; the check is cheap).
+        for launched in self._buckets[:self._next_bucket]:
+            if launched.future is not None:
+                launched.future.done()
         while self._next_bucket < len(self._buckets) and self._buckets[self._next_bucket].pending == 0:
             self._launch(self._buckets[self._next_bucket])
             self._next_bucket += 1
