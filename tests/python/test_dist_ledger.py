@@ -144,3 +144,36 @@ def test_the_ledger_of_one_process_names_each_call(tmp_path):
     assert mine[0]["site"].startswith("test_dist_ledger.py:")
     assert all(r["end_ns"] >= r["enqueue_ns"] > 0 for r in mine)
     assert mine[1]["peer"] == 0
+
+
+DEAD_PEER = """\
+import json, os, signal, time
+import rustytorch as rt
+import rustytorch.distributed as dist
+dist.init_process_group("gloo")
+dist.barrier()
+time.sleep(1.0)                  # every rank has published its ledger summary
+if dist.get_rank() == int(os.environ["VICTIM"]):
+    os.kill(os.getpid(), signal.SIGKILL)
+try:
+    dist.all_reduce(rt.ones(1000))
+    print("RESULT " + json.dumps(None))
+except dist.DistBackendError as e:
+    print("RESULT " + json.dumps(str(e)))
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("victim", [2, 0])
+def test_a_rank_blocked_on_a_dead_peer_gets_an_error_naming_it(tmp_path, victim):
+    results = run_ranks(script(tmp_path, "dead.py", DEAD_PEER), 3, expect_failure=True, timeout=60,
+                        env={"VICTIM": str(victim)})
+    assert results[victim]["returncode"] == -9
+    for r in {0, 1, 2} - {victim}:
+        msg = results[r]["result"]
+        assert msg is not None, results[r]["stderr"]
+        assert "all_reduce #2 in group 'default'" in msg and "failed in gloo" in msg, msg
+        if victim == 0:  # rank 0 hosted the store: its silence is the store's
+            assert "the job's store (hosted by rank 0) no longer answers: rank 0 has most likely died" in msg, msg
+        else:
+            assert f"rank {victim} stopped publishing its ledger summary" in msg and "most likely died" in msg, msg

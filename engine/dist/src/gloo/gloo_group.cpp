@@ -21,6 +21,7 @@
 #include "async_work.h"
 #include "gloo_device.h"
 #include "ledger/ledger_internal.h"
+#include "ledger/ledger_monitor.h"
 #include "reduce_functions.h"
 #include "rt/op_observer.h"
 
@@ -342,10 +343,16 @@ class GlooGroup final : public ProcessGroup {
   };
 
   static DistBackendError backend_error(const std::string& what, const gloo::Exception& e) {
+    // A closed connection: the ledger's summaries tell which rank stopped (rank numbers, where gloo knows
+    // only addresses). Waits up to 3 s for a silent rank to show; the operation has failed either way.
+    std::string who;
+    if (dynamic_cast<const gloo::IoException*>(&e) && std::strstr(e.what(), "imed out") == nullptr)
+      who = detail::describe_silent_ranks(std::chrono::seconds(3));
     return DistBackendError(fmt::format(
-        "{} failed in gloo: {}. Hint: a peer of this group stopped (crashed, was killed, or left the job) or the "
-        "network between them failed; the launcher's summary names the rank that ended first",
-        what, e.what()));
+        "{} failed in gloo: {}. {}", what, e.what(),
+        who.empty() ? "Hint: a peer of this group stopped (crashed, was killed, or left the job) or the network "
+                      "between them failed; the launcher's summary names the rank that ended first"
+                    : who));
   }
 
   WorkPtr enqueue(const Call& c, std::vector<Tensor> outputs, std::function<void()> run) {

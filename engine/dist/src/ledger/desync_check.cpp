@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "rt/op_observer.h"
@@ -26,7 +27,9 @@ nlohmann::json ledger_summary(int rank, size_t recent) {
                            {"finished", r.end_ns != 0},
                            {"waiting_s", r.end_ns ? 0.0 : double(now - r.enqueue_ns) / 1e9}});
   }
-  nlohmann::json out = {{"rank", rank}, {"groups", nlohmann::json::array()}};
+  const int64_t wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+  nlohmann::json out = {{"rank", rank}, {"wall_ms", wall_ms}, {"groups", nlohmann::json::array()}};
   for (auto& [id, g] : groups) out["groups"].push_back(std::move(g));
   return out;
 }

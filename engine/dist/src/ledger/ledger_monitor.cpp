@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "desync_check.h"
 
@@ -17,7 +18,60 @@ std::string summary_key(int rank) { return fmt::format("ledger/summary/{}", rank
 std::string stack_request_key(int rank) { return fmt::format("ledger/stack_request/{}", rank); }
 std::string stack_key(int rank) { return fmt::format("ledger/stack/{}", rank); }
 std::atomic<StackProvider> g_stack_provider{nullptr};
+
+// What describe_silent_ranks reads: the running monitor's store, rank and job size.
+struct Liveness {
+  std::mutex mutex;
+  std::shared_ptr<Store> store;
+  int rank = -1, world_size = 0;
+  Milliseconds interval{500};
+};
+Liveness& liveness() {
+  static Liveness* l = new Liveness;
+  return *l;
+}
+
+int64_t wall_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 }  // namespace
+
+std::string describe_silent_ranks(Milliseconds patience) {
+  std::shared_ptr<Store> store;
+  int me, world_size;
+  Milliseconds interval;
+  {
+    Liveness& l = liveness();
+    std::lock_guard<std::mutex> lock(l.mutex);
+    if (!l.store) return "";
+    store = l.store;
+    me = l.rank;
+    world_size = l.world_size;
+    interval = l.interval;
+  }
+  const int64_t stale_ms = 3 * interval.count();
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    std::string silent;
+    try {
+      for (int r = 0; r < world_size; ++r) {
+        if (r == me || !store->check({summary_key(r)})) continue;
+        Bytes b = store->get(summary_key(r));
+        auto j = nlohmann::json::parse(b.begin(), b.end(), nullptr, false);
+        if (j.is_discarded() || !j.contains("wall_ms")) continue;
+        const int64_t age = wall_ms_now() - j["wall_ms"].get<int64_t>();
+        if (age > stale_ms)
+          silent += fmt::format("{}rank {} stopped publishing its ledger summary {:.1f} s ago: it has most likely died",
+                                silent.empty() ? "" : "; ", r, double(age) / 1e3);
+      }
+    } catch (const std::exception&) {
+      return "the job's store (hosted by rank 0) no longer answers: rank 0 has most likely died";
+    }
+    if (!silent.empty() || std::chrono::steady_clock::now() >= deadline) return silent;
+    std::this_thread::sleep_for(interval / 2);
+  }
+}
 
 LedgerMonitorOptions ledger_monitor_options_from_env() {
   LedgerMonitorOptions o;
@@ -35,9 +89,21 @@ LedgerMonitorOptions ledger_monitor_options_from_env() {
 
 LedgerMonitor::LedgerMonitor(std::shared_ptr<Store> store, int rank, int world_size, LedgerMonitorOptions options)
     : store_(std::move(store)), rank_(rank), world_size_(world_size), options_(std::move(options)),
-      thread_([this] { loop(); }) {}
+      thread_([this] { loop(); }) {
+  Liveness& l = liveness();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  l.store = store_;
+  l.rank = rank_;
+  l.world_size = world_size_;
+  l.interval = options_.interval;
+}
 
 LedgerMonitor::~LedgerMonitor() {
+  {
+    Liveness& l = liveness();
+    std::lock_guard<std::mutex> lock(l.mutex);
+    if (l.store == store_) l.store.reset();
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
