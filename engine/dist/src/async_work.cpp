@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace rt::dist::detail {
 
 AsyncWork::AsyncWork(std::string description, Milliseconds default_timeout, std::vector<Tensor> outputs)
@@ -40,18 +42,20 @@ void AsyncWork::finish(std::exception_ptr error) {
   done_cv_.notify_all();
 }
 
-WorkerThread::WorkerThread(std::string name) : name_(std::move(name)), thread_([this] { loop(); }) {}
+WorkerThreads::WorkerThreads(std::string name, int threads) : name_(std::move(name)) {
+  for (int i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { loop(); });
+}
 
-WorkerThread::~WorkerThread() {
+WorkerThreads::~WorkerThreads() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
-void WorkerThread::enqueue(std::shared_ptr<AsyncWork> work, std::function<void()> run) {
+void WorkerThreads::enqueue(std::shared_ptr<AsyncWork> work, std::function<void()> run) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.emplace_back(std::move(work), std::move(run));
@@ -59,7 +63,7 @@ void WorkerThread::enqueue(std::shared_ptr<AsyncWork> work, std::function<void()
   cv_.notify_one();
 }
 
-void WorkerThread::loop() {
+void WorkerThreads::loop() {
   for (;;) {
     std::pair<std::shared_ptr<AsyncWork>, std::function<void()>> item;
     {

@@ -1,7 +1,9 @@
-// AsyncWork and WorkerThread: a Work completed by a worker thread that runs a group's operations one at a
-// time, in the order they were enqueued (the gloo backend; any backend whose library calls block).
+// AsyncWork and WorkerThreads: a Work completed by the worker threads that run a group's operations, taken
+// in the order they were enqueued (the gloo backend; any backend whose library calls block). With two
+// threads (gloo's default, as PyTorch's) a collective can start while the one before it still waits for a
+// slow peer; the library keeps them apart by tag.
 //
-//   WorkerThread worker("gloo group 'default'");
+//   WorkerThreads worker("gloo group 'default'", 2);
 //   auto work = std::make_shared<AsyncWork>(c.what, group_timeout, {tensor});
 //   worker.enqueue(work, [=] { gloo::allreduce(opts); });   // runs on the worker; throws -> work fails
 //   work->wait();                                            // rethrows what the closure threw
@@ -11,6 +13,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "rt/dist/process_group.h"
 
@@ -33,12 +36,12 @@ class AsyncWork : public Work {
   std::exception_ptr error_;
 };
 
-class WorkerThread {
+class WorkerThreads {
  public:
-  explicit WorkerThread(std::string name);
-  ~WorkerThread();  // runs what is queued, then joins
-  WorkerThread(const WorkerThread&) = delete;
-  WorkerThread& operator=(const WorkerThread&) = delete;
+  WorkerThreads(std::string name, int threads);
+  ~WorkerThreads();  // runs what is queued, then joins
+  WorkerThreads(const WorkerThreads&) = delete;
+  WorkerThreads& operator=(const WorkerThreads&) = delete;
   void enqueue(std::shared_ptr<AsyncWork> work, std::function<void()> run);
 
  private:
@@ -48,7 +51,7 @@ class WorkerThread {
   std::condition_variable cv_;
   std::deque<std::pair<std::shared_ptr<AsyncWork>, std::function<void()>>> queue_;
   bool stopping_ = false;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace rt::dist::detail

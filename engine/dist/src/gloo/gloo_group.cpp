@@ -1,6 +1,6 @@
 // The gloo backend: PyTorch's own CPU collective library (Debian's libgloo), TCP transport, rendezvous
-// through our store. Collectives run one at a time, in call order, on the group's worker thread (gloo's
-// calls block); send and recv go straight to gloo's unbound buffers, so a pending recv never holds up
+// through our store. Collectives start in call order on the group's two worker threads (gloo's calls
+// block; two let one collective start while the previous waits for a slow peer); send and recv go straight to gloo's unbound buffers, so a pending recv never holds up
 // the collectives queued behind it. See Note [Gloo tags and slots].
 #include <fmt/core.h>
 #include <gloo/allgather.h>
@@ -30,13 +30,15 @@ namespace rt::dist {
 namespace {
 
 using detail::AsyncWork;
-using detail::WorkerThread;
+using detail::WorkerThreads;
 
 // Note [Gloo tags and slots]
 // gloo matches messages by slot. Collectives take a 32-bit tag that gloo turns into slots of its own;
 // we pass the collective's sequence number, unique in the group and equal on every rank. Point-to-point
 // buffers take a 64-bit slot directly: the user's tag with a high prefix no collective slot uses.
 constexpr uint64_t kPointToPointSlotPrefix = uint64_t(0x5250) << 48;  // "RP"
+// Collectives in flight at once per group (PyTorch's gloo default): each on its own tag.
+constexpr int kWorkerThreads = 2;
 
 class GlooStoreAdapter : public gloo::rendezvous::Store {
  public:
@@ -94,7 +96,7 @@ class GlooGroup final : public ProcessGroup {
           rank, group_name(), size, e.what(), device->str()));
     }
     context_ = std::move(context);
-    worker_ = std::make_unique<WorkerThread>("gloo group " + group_name());
+    worker_ = std::make_unique<WorkerThreads>("gloo group " + group_name(), kWorkerThreads);
   }
 
   ~GlooGroup() override {
@@ -394,7 +396,7 @@ class GlooGroup final : public ProcessGroup {
   }
 
   std::shared_ptr<gloo::Context> context_;
-  std::unique_ptr<WorkerThread> worker_;
+  std::unique_ptr<WorkerThreads> worker_;
   uint8_t empty_byte_ = 0;
 };
 

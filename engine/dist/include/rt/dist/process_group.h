@@ -12,9 +12,9 @@
 // Contracts (every backend):
 // - Ranks here are ranks in the group (0..size()-1); rt/dist/distributed.h's functions take global ranks
 //   and translate, as torch.distributed does.
-// - Collectives run in the order they were called, and every rank of the group must call the same
-//   collectives in the same order with matching dtypes and sizes (a mismatch is caught by the ledger:
-//   rt/dist/ledger.h).
+// - Collectives start in the order they were called (a backend may run the next while one waits), and
+//   every rank of the group must call the same collectives in the same order with matching dtypes and
+//   sizes (a mismatch is caught by the ledger: rt/dist/ledger.h).
 // - Tensors are dense and contiguous, of one dtype per call, on the backend's device type (CPU for gloo
 //   and mpi, CUDA for nccl); outputs are written in place and stay alive until the Work completes: the
 //   Work holds a reference to every tensor it reads or writes. A tensor that breaks these is refused
