@@ -89,7 +89,7 @@ def test_a_hang_names_the_rank_everyone_waits_for(tmp_path):
 
 
 MISMATCH = """\
-import json, os
+import json, os, time
 import rustytorch as rt
 import rustytorch.distributed as dist
 dist.init_process_group("gloo")
@@ -98,7 +98,8 @@ try:
     dist.all_reduce(rt.ones(n))
     print("RESULT " + json.dumps(None))
 except dist.DistBackendError as e:
-    print("RESULT " + json.dumps(str(e)))
+    print("RESULT " + json.dumps(str(e)), flush=True)
+time.sleep(1)   # rank 0 hosts the store: it stays while rank 1 reads its fingerprint
 os._exit(0)
 """
 

@@ -25,15 +25,16 @@ void ProcessGroup::check_consistency(const Call& c) {
   for (int r = 0; r < size(); ++r) {
     if (r == rank()) continue;
     const std::string k = key(c.seq, r);
+    std::string theirs;
     try {
       store.wait({k}, timeout());
-    } catch (const DistError&) {
-      throw DistBackendError(fmt::format("RT_DISTRIBUTED_DEBUG=DETAIL: {} timed out after {} ms waiting for rank {} "
-                                         "of group '{}' to reach it; this rank called {}",
-                                         c.what, timeout().count(), global_rank(r), group_name(),
-                                         mine.substr(mine.find('\n') + 1)));
+      theirs = store.get_string(k);
+    } catch (const DistError& e) {
+      throw DistBackendError(fmt::format("RT_DISTRIBUTED_DEBUG=DETAIL: {} could not read the fingerprint of rank {} "
+                                         "of group '{}' (this rank called {}): {}",
+                                         c.what, global_rank(r), group_name(), mine.substr(mine.find('\n') + 1),
+                                         e.what()));
     }
-    const std::string theirs = store.get_string(k);
     if (theirs.compare(0, 16, mine, 0, 16) != 0)
       throw DistBackendError(fmt::format("RT_DISTRIBUTED_DEBUG=DETAIL: collective mismatch in group '{}' at sequence "
                                          "{}: rank {} called {} where rank {} called {}",
