@@ -66,7 +66,8 @@ std::string describe_silent_ranks(Milliseconds patience) {
                                 silent.empty() ? "" : "; ", r, double(age) / 1e3);
       }
     } catch (const std::exception&) {
-      return "the job's store (hosted by rank 0) no longer answers: rank 0 has most likely died";
+      return "the job's store (hosted by rank 0) no longer answers: rank 0 has died, or exited after a failure of "
+             "its own";
     }
     if (!silent.empty() || std::chrono::steady_clock::now() >= deadline) return silent;
     std::this_thread::sleep_for(interval / 2);

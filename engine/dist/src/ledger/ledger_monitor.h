@@ -24,7 +24,8 @@ LedgerMonitorOptions ledger_monitor_options_from_env();
 // After a backend saw a peer's connection close: the ranks of the job whose ledger summaries stopped
 // (older than three publishing intervals, waiting up to `patience` for that to show), as "rank 2 stopped
 // publishing its ledger summary 1.6 s ago: it has most likely died"; "" when every rank still publishes, or
-// no monitor runs. A store that no longer answers means rank 0 (which hosts it) is gone.
+// no monitor runs. A store that no longer answers means rank 0 (which hosts it) is gone: dead, or exited
+// after its own failure, which the message cannot tell apart.
 std::string describe_silent_ranks(Milliseconds patience);
 
 class LedgerMonitor {

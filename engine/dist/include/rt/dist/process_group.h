@@ -24,10 +24,11 @@
 //   Max and Sum work on every dtype but Bool for Sum/Product, where PyTorch's rules (logical or/and) apply.
 // - A collective that does not finish within the group's timeout (or the one passed to Work::wait)
 //   fails with DistBackendError naming the collective, its sequence number, the group and the timeout;
-//   a peer that died fails it with DistBackendError naming that peer's rank when the backend can tell.
+//   a peer that died fails it with DistBackendError, which names that peer's rank when the collective
+//   ledger can tell (gloo; rt/dist/ledger.h).
 // - Every collective is an op for the dispatcher (rt/op_observer.h): observers and the profiler see it
-//   by name ("all_reduce", ...) when it is enqueued, and the backend's worker records it again as
-//   "<backend>:<collective>" (e.g. "gloo:all_reduce") while it runs.
+//   by name ("all_reduce", ...) when it is enqueued; gloo's workers record it again as "gloo:all_reduce"
+//   while it runs (mpi and nccl progress inside their libraries, so only the enqueue is recorded).
 #pragma once
 #include <chrono>
 #include <cstdint>
