@@ -1,6 +1,11 @@
 #include "store/schema.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <optional>
 
 #include "rt/prof/store.h"
 #include "store/sqlite_connection.h"
@@ -159,7 +164,10 @@ void check_ownership(sqlite::Connection& db, int64_t version) {
   if (app != 0 && app != kApplicationId)
     throw StoreError(fmt::format("{} is not a RustyTorch store (it is an SQLite database of another "
                                  "program, application_id {:#x}): choose another file", p, app));
-  if (version == 0 && db.query_int("SELECT count(*) FROM sqlite_master") > 0)
+  // Two reads, two snapshots: a process that created the schema between them shows tables with version
+  // 0, so the version is read again after the tables (a creator commits both at once).
+  if (version == 0 && db.query_int("SELECT count(*) FROM sqlite_master") > 0 &&
+      db.query_int("PRAGMA user_version") == 0)
     throw StoreError(fmt::format("{} is not a RustyTorch store (an SQLite database with other tables "
                                  "and no RustyTorch schema): choose another file", p));
   if (version > kStoreSchemaVersion)
@@ -172,13 +180,57 @@ void check_ownership(sqlite::Connection& db, int64_t version) {
 std::span<const Migration> migrations() { return kMigrations; }
 std::span<const char* const> query_indexes() { return kQueryIndexes; }
 
+namespace {
+
+// Note [Creating a store from several processes]
+// The ranks of a launched job may all open a store that does not exist yet. SQLite serializes the schema's
+// transaction, but switching a new file to WAL takes an exclusive lock that a busy handler does not always
+// wait for, and a reader can see the first process's tables between two of its own reads. So the slow path
+// (a file that is not yet at the current schema in WAL mode) runs under an flock on the store's folder:
+// not on the database file, because closing any descriptor of that file would drop the process's fcntl
+// locks SQLite holds on it. Only processes preparing a store in that folder take it, briefly; a store
+// already prepared takes the fast path, with no lock.
+class PrepareLock {
+ public:
+  explicit PrepareLock(const std::filesystem::path& path)
+      : fd_(::open(std::filesystem::absolute(path).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);  // no folder to lock: SQLite's own locks alone
+  }
+  ~PrepareLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+  PrepareLock(const PrepareLock&) = delete;
+  PrepareLock& operator=(const PrepareLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+bool is_wal(sqlite::Connection& db) {
+  sqlite::Statement mode(db, "PRAGMA journal_mode");
+  const bool wal = mode.step() && mode.text(0) == "wal";
+  mode.reset();
+  return wal;
+}
+
+}  // namespace
+
 void prepare(sqlite::Connection& db) {
   // The first statement reads the header: a non-database fails here with SQLITE_NOTADB.
   int64_t version = db.query_int("PRAGMA user_version");
   check_ownership(db, version);
-  sqlite::Statement wal(db, "PRAGMA journal_mode=WAL");
-  wal.step();
-  wal.reset();
+  const bool ready = version == kStoreSchemaVersion && is_wal(db);
+  std::optional<PrepareLock> lock;
+  if (!ready) {
+    lock.emplace(db.path());  // See Note [Creating a store from several processes]
+    version = db.query_int("PRAGMA user_version");
+    check_ownership(db, version);
+    if (!is_wal(db)) {
+      sqlite::Statement wal(db, "PRAGMA journal_mode=WAL");
+      wal.step();
+      wal.reset();
+    }
+  }
   db.exec("PRAGMA synchronous=NORMAL");
   db.exec("PRAGMA foreign_keys=OFF");
   if (version == kStoreSchemaVersion) return;
