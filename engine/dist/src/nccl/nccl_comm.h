@@ -61,7 +61,9 @@ std::string describe(ncclResult_t result, ncclComm_t comm);
 // then sleeps 50 us, then 1 ms. `round` starts at 0.
 void back_off(int& round);
 
-// For its scope, `device` is the calling thread's current CUDA device.
+// For its scope, `device` is the calling thread's current CUDA device. Unlike the engine's guard
+// (engine/src/cuda/device_state.h), it never throws: the watchdog and the detached abort threads use it,
+// where an exception would end the process.
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device);
