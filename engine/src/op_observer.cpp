@@ -195,6 +195,10 @@ void set_event_recorder(EventRecorder* r) {
 
 EventRecorder* event_recorder() { return g_recorder.load(std::memory_order_acquire); }
 
+void report_collective(const CollectiveEvent& e) noexcept {
+  if (auto* r = g_recorder.load(std::memory_order_acquire)) r->collective_event(e);
+}
+
 void NodeExecutionScope::begin(std::string_view node_name, int64_t sequence_nr) {
   if (auto* r = g_recorder.load(std::memory_order_acquire)) {
     r->node_begin(node_name, sequence_nr);

@@ -13,7 +13,9 @@
 #include <iostream>
 
 #include "rt/dist/distributed.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
+#include "rt/prof/session.h"
 
 namespace {
 
@@ -95,6 +97,45 @@ TEST_CASE("gloo: all_reduce, broadcast and all_to_all_single agree across 3 proc
     return bad;
   });
   CHECK(status == std::vector<int>{0, 0, 0});
+}
+
+TEST_CASE("gloo: a profiled rank records its collectives: queued on the caller, run on gloo's workers") {
+  auto status = run_ranks(2, [](int rank, std::shared_ptr<dist::Store> store) {
+    auto pg = dist::make_gloo_group(store, rank, 2, {.group_name = "profiled"});
+    rt::prof::Session session;
+    session.start();
+    std::vector<dist::WorkPtr> works;
+    std::vector<rt::Tensor> tensors;
+    for (int i = 0; i < 4; ++i) {  // in flight together, as DDP's buckets are
+      tensors.push_back(rt::full({1000 * (i + 1)}, double(rank + 1), rt::TensorOptions().with_dtype(rt::kFloat64)));
+      works.push_back(pg->all_reduce(tensors.back()));
+    }
+    for (auto& w : works) w->wait();
+    pg->barrier()->wait();
+    session.stop();
+    int bad = 0;
+    const rt::prof::SessionData& d = session.data();
+    bad += expect(d.collectives.size() == 5, rank, fmt::format("5 collectives recorded, got {}", d.collectives.size()));
+    for (size_t i = 0; i < d.collectives.size(); ++i) {
+      const rt::prof::CollectiveRecord& c = d.collectives[i];
+      const bool reduce = d.strings.at(c.name) == "all_reduce";
+      bad += expect(d.strings.at(c.group) == "profiled", rank, "group name");
+      bad += expect(c.thread == rt::current_thread_id(), rank, "issued by the main thread");
+      bad += expect(c.enqueue_ns <= c.start_ns && c.start_ns <= c.end_ns, rank, "enqueue <= start <= end");
+      if (reduce) {
+        bad += expect(c.bytes == int64_t(8000 * c.seq), rank, fmt::format("bytes of #{}: {}", c.seq, c.bytes));
+        bad += expect(d.strings.at(c.dtype) == "float64", rank, "dtype");
+      }
+    }
+    // gloo's workers run them: the collectives' spans are on no thread of the caller's ops, and the
+    // backend's own "gloo:all_reduce" ops are on worker threads.
+    size_t on_workers = 0;
+    for (const rt::prof::OpRecord& op : d.ops)
+      if (d.strings.at(op.name) == "gloo:all_reduce" && op.thread != rt::current_thread_id()) ++on_workers;
+    bad += expect(on_workers == 4, rank, fmt::format("gloo:all_reduce on workers: {}", on_workers));
+    return bad;
+  });
+  CHECK(status == std::vector<int>{0, 0});
 }
 
 TEST_CASE("gloo: send/recv by tag, and several collectives in flight") {

@@ -6,7 +6,11 @@
 #include "ledger/desync_check.h"
 #include "ledger/ledger_internal.h"
 #include "rt/dist/ledger.h"
+#include "rt/op_observer.h"
 #include "rt/ops/creation.h"
+#include "rt/prof/session.h"
+
+#include <algorithm>
 
 namespace dist = rt::dist;
 
@@ -104,4 +108,48 @@ TEST_CASE("desync check: members waiting past the threshold name the member that
         "suspected hang in group 'default': ranks 0, 2 have waited 12.0 s in all_reduce(...) at x.py:9; rank 1 has "
         "not called it: its last collective is barrier(...) at x.py:8 (finished)");
   CHECK(dist::detail::check_ledger_summaries({summary(0, 9, {call(9, "all_reduce", "a", false, 3.0)})}, 10).empty());
+}
+
+TEST_CASE("ledger: while a profiler records, each finished call reaches it with its group, times and bytes") {
+  const uint32_t group = dist::detail::ledger_group_id("profiled-group");
+  const rt::Tensor t = rt::zeros({20, 10});
+  const uint64_t before = record("all_reduce", t, 1, group);
+  dist::detail::ledger_finish(before);  // nothing records yet: not in the session
+
+  rt::prof::Session session;
+  session.start();
+  uint64_t id;
+  {
+    dist::CallSiteScope site(dist::intern_call_site("train.py:91"));
+    id = record("broadcast", t, 683, group, 1);
+  }
+  dist::detail::ledger_start(id);
+  dist::detail::ledger_finish(id);
+  dist::detail::ledger_finish(id);  // finishing twice reports once
+  const uint64_t unfinished = record("all_reduce", t, 684, group);
+  session.stop();
+  dist::detail::ledger_finish(unfinished);  // after stop: not in the session
+
+  const rt::prof::SessionData& d = session.data();
+  REQUIRE(d.collectives.size() == 1);
+  const rt::prof::CollectiveRecord& c = d.collectives[0];
+  CHECK(d.strings.at(c.name) == "broadcast");
+  CHECK(d.strings.at(c.group) == "profiled-group");
+  CHECK(d.strings.at(c.shape) == "[20, 10]");
+  CHECK(d.strings.at(c.dtype) == "float32");
+  CHECK(d.strings.at(c.call_site) == "train.py:91");
+  CHECK(c.seq == 683);
+  CHECK(c.numel == 200);
+  CHECK(c.bytes == 800);
+  CHECK(c.peer == 1);
+  CHECK_FALSE(c.point_to_point);
+  CHECK(c.thread == rt::current_thread_id());
+  CHECK(c.enqueue_ns <= c.start_ns);
+  CHECK(c.start_ns <= c.end_ns);
+  CHECK(session.counts().collectives == 1);
+  const auto snap = dist::ledger_snapshot();
+  const auto it = std::find_if(snap.begin(), snap.end(), [&](const auto& r) { return r.id == id; });
+  REQUIRE(it != snap.end());
+  CHECK(it->start_ns == c.start_ns);  // the ledger and the profiler agree
+  CHECK(it->thread == c.thread);
 }

@@ -57,6 +57,7 @@ struct TotalsRecorder : rt::EventRecorder {
   void memory_event(const rt::MemoryEvent& e, int64_t total_after) noexcept override {
     if (e.device.is_cuda()) totals.push_back(total_after);
   }
+  void collective_event(const rt::CollectiveEvent&) noexcept override {}
 };
 TotalsRecorder& totals_recorder() {
   static TotalsRecorder r;

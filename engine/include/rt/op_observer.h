@@ -64,6 +64,28 @@ class OpObserver {
 void add_op_observer(OpObserver* o);
 void remove_op_observer(OpObserver* o);
 
+// ---- collectives ------------------------------------------------------------------------
+// One finished collective or point-to-point operation of a process group (rt/dist), as the
+// recorder sees it: rt_dist reports each one when its backend sees it complete (Note [Event
+// recorder]). Pointers and views are valid only during the call.
+struct CollectiveEvent {
+  const char* op = "";             // "all_reduce", "send", ... (a string literal)
+  std::string_view group;          // the process group's name: "default", "group 1"
+  std::string_view call_site;      // "train.py:91", or empty when not known
+  uint64_t seq = 0;                // sequence number in its group (point-to-point: their own count)
+  bool point_to_point = false;
+  int32_t peer = -1;               // root, source or destination (group rank); -1 when none
+  ScalarType dtype = kFloat32;
+  size_t ndim = 0;                 // of the first tensor (0 for a barrier)
+  const int64_t* sizes = nullptr;  // its first min(ndim, 4) dims
+  int64_t numel = 0;               // elements of every tensor the call sends or receives
+  int64_t bytes = 0;               // ... and their bytes
+  int64_t enqueue_ns = 0;          // steady clock: when the caller issued it,
+  int64_t start_ns = 0;            // when the backend started it,
+  int64_t end_ns = 0;              // and when it completed
+  uint64_t thread = 0;             // the engine thread that issued it (current_thread_id())
+};
+
 // ---- event recorder (the profiler's hot path) -------------------------------------------
 // Note [Event recorder]
 // At most one recorder is installed. It is called on the thread where each event happens:
@@ -76,6 +98,9 @@ void remove_op_observer(OpObserver* o);
 // a recorder must stay alive for the whole process once installed. Calls must not throw, must
 // not call ops, and should neither lock nor allocate. `inputs` (may hold undefined tensors) and
 // `name` are valid only during the call, except op names, which are string literals.
+// - collective_event once per finished collective, on whichever thread saw it complete (a gloo
+//   worker, an MPI test, an event query), possibly long after the op that issued it ended. A
+//   collective costs microseconds at least, so a recorder may lock and allocate here.
 class EventRecorder {
  public:
   virtual ~EventRecorder() = default;
@@ -87,10 +112,13 @@ class EventRecorder {
   virtual void node_begin(std::string_view name, int64_t sequence_nr) noexcept = 0;
   virtual void node_end() noexcept = 0;
   virtual void memory_event(const MemoryEvent& e, int64_t total_after) noexcept = 0;
+  virtual void collective_event(const CollectiveEvent& e) noexcept = 0;
 };
 // Installs `r`; nullptr detaches. Throws rt::Error when a different recorder is installed.
 void set_event_recorder(EventRecorder* r);
 EventRecorder* event_recorder();  // the installed one, or nullptr
+// Hands `e` to the installed recorder, if any (rt_dist calls it; nothing else needs to).
+void report_collective(const CollectiveEvent& e) noexcept;
 
 namespace detail {
 // g_dispatch_flags and its bits: rt/cancel.h.

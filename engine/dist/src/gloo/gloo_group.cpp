@@ -364,6 +364,7 @@ class GlooGroup final : public ProcessGroup {
         uint64_t id;
         ~Finished() { detail::ledger_finish(id); }
       } finished{id};
+      detail::ledger_start(id);
       try {
         run();
       } catch (const gloo::Exception& e) {

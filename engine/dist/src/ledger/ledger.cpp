@@ -1,6 +1,8 @@
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 #include "ledger_internal.h"
@@ -34,12 +36,33 @@ Ledger& ledger() {
 
 thread_local uint32_t t_call_site = 0;
 
+void report_to_profiler(const CollectiveRecord& r, std::string_view group, std::string_view site) noexcept {
+  rt::CollectiveEvent e;
+  e.op = r.op;
+  e.group = group;
+  e.call_site = site;
+  e.seq = r.seq;
+  e.point_to_point = r.point_to_point;
+  e.peer = r.peer;
+  e.dtype = r.dtype;
+  e.ndim = r.ndim;
+  e.sizes = r.sizes;
+  e.numel = r.numel;
+  e.bytes = r.numel * int64_t(rt::element_size(r.dtype));
+  e.enqueue_ns = r.enqueue_ns;
+  e.start_ns = r.start_ns;
+  e.end_ns = r.end_ns;
+  e.thread = r.thread;
+  rt::report_collective(e);
+}
+
 }  // namespace
 
 namespace detail {
 
 uint64_t ledger_record(const LedgerEntry& e) {
   const uint32_t site = t_call_site;
+  const uint64_t thread = rt::current_thread_id();
   const int64_t now = rt::now_ns();
   Ledger& l = ledger();
   std::lock_guard<std::mutex> lock(l.mutex);
@@ -56,6 +79,8 @@ uint64_t ledger_record(const LedgerEntry& e) {
   r.numel = e.numel;
   r.shapes_hash = e.shapes_hash;
   r.enqueue_ns = now;
+  r.start_ns = now;
+  r.thread = thread;
   if (e.first && e.first->defined()) {
     r.dtype = e.first->dtype();
     const auto& sizes = e.first->sizes();
@@ -65,13 +90,32 @@ uint64_t ledger_record(const LedgerEntry& e) {
   return id;
 }
 
-void ledger_finish(uint64_t id) {
+void ledger_start(uint64_t id) {
   if (id == 0) return;
   const int64_t now = rt::now_ns();
   Ledger& l = ledger();
   std::lock_guard<std::mutex> lock(l.mutex);
   CollectiveRecord& r = l.slots[(id - 1) % kLedgerCapacity];
-  if (r.id == id && r.end_ns == 0) r.end_ns = now;
+  if (r.id == id && r.end_ns == 0) r.start_ns = now;
+}
+
+void ledger_finish(uint64_t id) {
+  if (id == 0) return;
+  const int64_t now = rt::now_ns();
+  Ledger& l = ledger();
+  CollectiveRecord done;
+  std::string group, site;
+  {
+    std::lock_guard<std::mutex> lock(l.mutex);
+    CollectiveRecord& r = l.slots[(id - 1) % kLedgerCapacity];
+    if (r.id != id || r.end_ns != 0) return;
+    r.end_ns = now;
+    if (rt::event_recorder() == nullptr) return;
+    done = r;
+    group = l.groups.text.at(r.group);
+    site = l.sites.text.at(r.site);
+  }
+  report_to_profiler(done, group, site);
 }
 
 uint32_t ledger_group_id(const std::string& name) {

@@ -12,9 +12,12 @@ namespace rt::dist::detail {
 // Note [Ledger slots]
 // The ledger is a ring of kLedgerCapacity records; a call's id picks its slot ((id - 1) % capacity).
 // record() fills the slot under one uncontended lock (tens of nanoseconds; the collective itself costs
-// microseconds at least) and returns the id; finish(id) stamps end_ns only while the slot still holds
-// that id, so a record overwritten by newer ones is never touched. Backends call finish from whatever
-// thread sees the operation complete (gloo's worker, an MPI test, an event query).
+// microseconds at least) and returns the id, with start_ns = enqueue_ns; start(id) and finish(id) stamp
+// start_ns and end_ns only while the slot still holds that id, so a record overwritten by newer ones is
+// never touched. A backend that queues work calls start when it takes the call up (gloo's workers); the
+// others start it as they issue it. Backends call finish from whatever thread sees the operation complete
+// (gloo's worker, an MPI test, an event query); finish also hands the record to the profiler, if one
+// records (rt::report_collective).
 struct LedgerEntry {
   const char* op;
   uint64_t seq;
@@ -27,6 +30,7 @@ struct LedgerEntry {
 };
 // Exported for the ledger's tests (tests/dist/test_ledger.cpp).
 RT_API uint64_t ledger_record(const LedgerEntry& e);
+RT_API void ledger_start(uint64_t id);
 RT_API void ledger_finish(uint64_t id);
 RT_API uint32_t ledger_group_id(const std::string& name);
 RT_API uint64_t hash_shape(uint64_t h, const Tensor& t);

@@ -34,6 +34,7 @@ std::string ledger_trace_json(int rank) {
                            {"peer", r.peer},
                            {"site", ledger_site(r.site)},
                            {"shapes_hash", fmt::format("{:016x}", r.shapes_hash)},
+                           {"queued_us", double(r.start_ns - r.enqueue_ns) / 1e3},
                            {"finished", r.end_ns != 0}};
     list.push_back({{"id", r.id},
                     {"seq", r.seq},
@@ -48,6 +49,7 @@ std::string ledger_trace_json(int rank) {
                     {"site", ledger_site(r.site)},
                     {"shapes_hash", fmt::format("{:016x}", r.shapes_hash)},
                     {"enqueue_ns", r.enqueue_ns},
+                    {"start_ns", r.start_ns},
                     {"end_ns", r.end_ns}});
     const int64_t end = r.end_ns ? r.end_ns : now;
     events.push_back({{"name", r.op},
@@ -62,7 +64,7 @@ std::string ledger_trace_json(int rank) {
   nlohmann::json doc = {{"rt_ledger",
                          {{"format", "rustytorch collective ledger 1"},
                           {"rank", rank},
-                          {"clock", "steady clock, nanoseconds (enqueue_ns, end_ns; end_ns 0: still running)"},
+                          {"clock", "steady clock, nanoseconds (enqueue_ns, start_ns, end_ns; end_ns 0: still running)"},
                           {"dumped_ns", now},
                           {"records", list}}},
                         {"traceEvents", events},

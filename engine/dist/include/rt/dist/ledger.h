@@ -11,9 +11,10 @@
 //   { rt::dist::CallSiteScope site(rt::dist::intern_call_site("train.py:91")); rt::dist::all_reduce(t); }
 //
 // Contracts:
-// - Recording costs a few stores into a preallocated slot (no lock, no allocation, no collective): the
-//   ProcessGroup's public methods record every call before the backend runs it, and the backend marks it
-//   finished (Note [Ledger slots]).
+// - Recording costs a few stores into a preallocated slot under an uncontended lock (no allocation, no
+//   collective): the ProcessGroup's public methods record every call before the backend runs it, and the
+//   backend marks it started and finished (Note [Ledger slots]). While a profiler records
+//   (rt::EventRecorder), each finished call is also handed to it as an rt::CollectiveEvent.
 // - The call site is what the innermost CallSiteScope on the calling thread names (rustytorch's bindings
 //   open one with the user's Python file and line); 0 when none.
 // - Every rank of a job publishes a summary of its ledger through the rendezvous store about twice a
@@ -50,8 +51,11 @@ struct CollectiveRecord {
   int64_t numel = 0;        // elements of every tensor the call sends or receives
   int32_t peer = -1;        // root, source or destination (group rank); -1 when none
   uint64_t shapes_hash = 0; // every tensor's shape and dtype
-  int64_t enqueue_ns = 0;   // steady clock (rt::now_ns)
+  int64_t enqueue_ns = 0;   // steady clock (rt::now_ns): when the caller issued it
+  int64_t start_ns = 0;     // when the backend started it: gloo's worker took it up (collectives); the
+                            // non-blocking call was made (mpi, nccl, gloo's send and recv)
   int64_t end_ns = 0;       // 0 while running
+  uint64_t thread = 0;      // the engine thread that issued it (rt::current_thread_id())
 };
 
 // The records still in the ring, oldest first.
