@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "chrome_trace_validator.h"
 #include "rt/prof/chrome_trace.h"
+#include "rt/prof/nesting.h"
 
 using namespace rt::prof;
 using nlohmann::json;
@@ -342,4 +345,96 @@ TEST_CASE("Slices with a negative duration are repaired to zero length and count
                                       [&](const OpRecord& op) { return r.session.strings.at(op.name) == "backwards"; });
   REQUIRE(backwards != r.session.ops.end());
   CHECK(backwards->end_ns == backwards->start_ns);
+}
+
+TEST_CASE("collectives export on lane threads named \"collectives\" and import back record for record") {
+  SessionData s;
+  s.name = "ddp rank 0";
+  s.start_ns = 1'000'000;
+  s.end_ns = 2'000'000;
+  s.threads.push_back({1, 4242, s.strings.intern("main")});
+  s.ops.push_back({.start_ns = 1'000'100, .end_ns = 1'000'300, .thread = 1, .name = s.strings.intern("all_reduce")});
+  auto collective = [&](const char* op, uint64_t seq, int64_t enqueue, int64_t start, int64_t end, int32_t peer) {
+    CollectiveRecord c;
+    c.enqueue_ns = enqueue;
+    c.start_ns = start;
+    c.end_ns = end;
+    c.thread = 1;
+    c.name = s.strings.intern(op);
+    c.group = s.strings.intern("default");
+    c.shape = s.strings.intern("[256, 256]");
+    c.dtype = s.strings.intern("float32");
+    c.call_site = s.strings.intern("train.py:91");
+    c.seq = seq;
+    c.numel = 65536;
+    c.bytes = 262144;
+    c.peer = peer;
+    c.point_to_point = std::string_view(op) == "send";
+    s.collectives.push_back(c);
+  };
+  // Two in flight together (lanes 1 and 2), then one after both: back on the first lane.
+  collective("all_reduce", 1, 1'000'100, 1'000'150, 1'400'000, -1);
+  collective("broadcast", 2, 1'000'200, 1'000'250, 1'500'000, 0);
+  collective("send", 1, 1'600'000, 1'600'000, 1'700'000, 1);
+
+  const std::string text = chrome_trace_json(s);
+  const auto problems = rt::test::validate_chrome_trace(text);
+  INFO(rt::test::join_lines(problems));
+  REQUIRE(problems.empty());
+  const json doc = json::parse(text);
+  std::map<int64_t, std::string> lane_names;
+  std::map<int64_t, int> per_lane;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") lane_names[e["tid"].get<int64_t>()] = e["args"]["name"];
+    if (e["cat"] == "collective") {
+      ++per_lane[e["tid"].get<int64_t>()];
+      if (e["name"] == "broadcast") {
+        CHECK(e["args"]["Process Group Name"] == "default");
+        CHECK(e["args"]["seq"] == 2);
+        CHECK(e["args"]["bytes"] == 262144);
+        CHECK(e["args"]["peer"] == 0);
+        CHECK(e["args"]["call site"] == "train.py:91");
+        CHECK(e["args"]["queued ns"] == 50);
+        CHECK(e["args"]["issuing tid"] == 4242);
+      }
+    }
+  }
+  REQUIRE(per_lane.size() == 2);
+  CHECK(per_lane.begin()->second == 2);  // all_reduce, then send on the same lane
+  CHECK(lane_names.at(per_lane.begin()->first) == "collectives");
+  CHECK(lane_names.at(std::next(per_lane.begin())->first) == "collectives 2");
+
+  const auto imported = import_chrome_trace_text(text, "collectives.json");
+  const SessionData& back = imported.session;
+  CHECK(imported.report.skipped == 0);
+  CHECK(back.threads.size() == 1);  // the lanes are not threads
+  REQUIRE(back.collectives.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    const CollectiveRecord &a = s.collectives[i], &b = back.collectives[i];
+    CHECK(b.enqueue_ns - back.start_ns == a.enqueue_ns - s.start_ns);
+    CHECK(b.start_ns - b.enqueue_ns == a.start_ns - a.enqueue_ns);
+    CHECK(b.end_ns - b.start_ns == a.end_ns - a.start_ns);
+    CHECK(back.strings.at(b.name) == s.strings.at(a.name));
+    CHECK(back.strings.at(b.group) == "default");
+    CHECK(back.strings.at(b.shape) == "[256, 256]");
+    CHECK(back.strings.at(b.dtype) == "float32");
+    CHECK(back.strings.at(b.call_site) == "train.py:91");
+    CHECK(b.seq == a.seq);
+    CHECK(b.numel == a.numel);
+    CHECK(b.bytes == a.bytes);
+    CHECK(b.peer == a.peer);
+    CHECK(b.point_to_point == a.point_to_point);
+    CHECK(b.thread == back.threads[0].thread);
+  }
+  CHECK(chrome_trace_json(back) == text);
+}
+
+TEST_CASE("pack_collective_lanes: first free lane in start order; touching intervals share a lane") {
+  std::vector<CollectiveRecord> c(5);
+  const int64_t spans[5][2] = {{0, 10}, {5, 20}, {10, 15}, {12, 12}, {30, 40}};
+  for (size_t i = 0; i < 5; ++i) c[i].start_ns = spans[i][0], c[i].end_ns = spans[i][1];
+  CHECK(pack_collective_lanes(c) == std::vector<uint32_t>{0, 1, 0, 2, 0});
+  std::swap(c[0], c[4]);  // input order does not matter, start order does
+  CHECK(pack_collective_lanes(c) == std::vector<uint32_t>{0, 1, 0, 2, 0});
+  CHECK(pack_collective_lanes({}).empty());
 }

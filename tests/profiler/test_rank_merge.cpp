@@ -51,6 +51,10 @@ SessionData rank_session(int rank, const std::string& host, int64_t start) {
   d.memory.push_back({.time_ns = start + 15, .thread = 1, .address = 0x1000, .bytes = 64, .total_allocated = 64,
                       .op = mm});
   d.counters.push_back({start + 200, d.strings.intern("loss"), 1.5 - rank});
+  d.collectives.push_back({.enqueue_ns = start + 30, .start_ns = start + 35, .end_ns = start + 60, .thread = 7,
+                           .name = d.strings.intern("all_reduce"), .group = d.strings.intern("default"),
+                           .shape = d.strings.intern("[4]"), .dtype = d.strings.intern("float32"), .seq = 1,
+                           .numel = 4, .bytes = 16});
   d.steps.push_back({0, start, start + 500});
   d.steps.push_back({1, start + 500, start + 1000});
   GraphRecord g;
@@ -114,6 +118,7 @@ TEST_CASE("merge_rank_sessions: counts are preserved and records stay in time or
   CHECK(m.gpu.size() == 3);
   CHECK(m.memory.size() == 3);
   CHECK(m.counters.size() == 3);
+  CHECK(m.collectives.size() == 3);
   CHECK(m.graphs.size() == 3);
   CHECK(m.steps.empty());
   CHECK(m.threads.size() == 3 * 3);
@@ -141,6 +146,22 @@ TEST_CASE("merge_rank_sessions: counts are preserved and records stay in time or
   CHECK(m.metadata.at("world_size") == "2");
   CHECK(m.start_ns == 1000);
   CHECK(m.end_ns == 1060 + 1000);
+}
+
+TEST_CASE("merge_rank_sessions: collectives keep their group, follow their thread and carry their rank", "[rank_merge]") {
+  std::vector<RankSession> ranks;
+  for (int r = 0; r < 2; ++r) ranks.push_back({r, rank_session(r, "node0", 1000 + 30 * r)});
+  const SessionData m = merge_rank_sessions(ranks);
+  REQUIRE(m.collectives.size() == 2);
+  for (const CollectiveRecord& c : m.collectives) {
+    CHECK(m.strings.at(c.group) == "default");
+    CHECK(m.strings.at(c.name) == "all_reduce");
+    CHECK(thread_name(m, c.thread) == "rank " + std::to_string(c.rank) + " \u00b7 thread 7");
+    CHECK(c.start_ns == 1000 + 30 * c.rank + 35);
+  }
+  CHECK(m.collectives[0].rank == 0);
+  CHECK(m.collectives[1].rank == 1);
+  for (const ThreadRecord& t : m.threads) CHECK(m.strings.at(t.name).starts_with("rank " + std::to_string(t.rank) + " "));
 }
 
 TEST_CASE("merge_rank_sessions: op-to-kernel and forward-to-backward links stay within a rank", "[rank_merge]") {

@@ -75,6 +75,15 @@ SessionData sample_session(int ops_per_thread = 3) {
   d.memory.push_back({1800, 1, ~0ull, 64, 64, 0, MemoryCategoryId::Parameter, 0});  // full 64-bit address
   d.counters = {{3000, d.strings.intern("loss"), 0.693}, {4000, d.strings.intern("lr"), 1e-3}};
   d.steps = {{0, 1000, 2000}, {1, 2000, 3000}};
+  d.collectives.push_back({.enqueue_ns = 2100, .start_ns = 2150, .end_ns = 2900, .thread = 1,
+                           .name = d.strings.intern("all_reduce"), .group = d.strings.intern("default"),
+                           .shape = d.strings.intern("[512, 784]"), .dtype = d.strings.intern("float32"),
+                           .call_site = d.strings.intern("train.py:91"), .seq = 7, .numel = 401408,
+                           .bytes = 1605632});
+  d.collectives.push_back({.enqueue_ns = 2200, .start_ns = 2200, .end_ns = 2300, .thread = 2,
+                           .name = d.strings.intern("send"), .group = d.strings.intern("group 1"),
+                           .shape = d.strings.intern("[]"), .dtype = d.strings.intern("int64"), .seq = 1,
+                           .numel = 1, .bytes = 8, .peer = 1, .point_to_point = true});
   return d;
 }
 
@@ -147,6 +156,24 @@ void check_same(const SessionData& a, const SessionData& b) {
     CHECK(a.counters[i].time_ns == b.counters[i].time_ns);
     CHECK(s(a, a.counters[i].name) == s(b, b.counters[i].name));
     CHECK(a.counters[i].value == b.counters[i].value);
+  }
+  REQUIRE(a.collectives.size() == b.collectives.size());
+  for (size_t i = 0; i < a.collectives.size(); ++i) {
+    const CollectiveRecord &x = a.collectives[i], &y = b.collectives[i];
+    CHECK(x.enqueue_ns == y.enqueue_ns);
+    CHECK(x.start_ns == y.start_ns);
+    CHECK(x.end_ns == y.end_ns);
+    CHECK(x.thread == y.thread);
+    CHECK(s(a, x.name) == s(b, y.name));
+    CHECK(s(a, x.group) == s(b, y.group));
+    CHECK(s(a, x.shape) == s(b, y.shape));
+    CHECK(s(a, x.dtype) == s(b, y.dtype));
+    CHECK(s(a, x.call_site) == s(b, y.call_site));
+    CHECK(x.seq == y.seq);
+    CHECK(x.numel == y.numel);
+    CHECK(x.bytes == y.bytes);
+    CHECK(x.peer == y.peer);
+    CHECK(x.point_to_point == y.point_to_point);
   }
   REQUIRE(a.steps.size() == b.steps.size());
   for (size_t i = 0; i < a.steps.size(); ++i) {
@@ -408,10 +435,12 @@ TEST_CASE("schema 2 -> 3: op statistics written without memory columns are recom
     for (const char* column : {"selfCpuMemory", "cpuMemory", "selfDeviceMemory", "deviceMemory"})
       raw.exec(std::string("ALTER TABLE OpStats DROP COLUMN ") + column);
     raw.exec("DROP TABLE AutogradGraphs; DROP TABLE AutogradGraphNodes; DROP TABLE AutogradGraphEdges;");  // v4's
+    raw.exec("DROP TABLE Collectives");  // v5's
     raw.exec("PRAGMA user_version = 2");
   }
   Store store = Store::open(p);
   CHECK(store.schema_version() == kStoreSchemaVersion);
+  CHECK(store.load_session(id).collectives.empty());  // recorded before v5: none, and the session still loads
   const auto expected = key_averages(store.load_session(id));
   REQUIRE(std::any_of(expected.begin(), expected.end(), [](const OpStats& s) { return s.cpu_memory_bytes != 0; }));
   check_same_rows(store.top_ops(id), expected);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <bit>
 
+#include "collect/collective_log.h"
 #include "collect/stable_names.h"
 #include "collect/thread_buffer.h"
 #include "rt/error.h"
@@ -75,6 +76,9 @@ class BufferRecorder final : public rt::EventRecorder {
     const int64_t bytes = e.is_alloc ? int64_t(e.bytes) : -int64_t(e.bytes);
     b->record_instant(SlotKind::Memory, e.op, bytes, reinterpret_cast<uint64_t>(e.ptr), total_after,
                       uint8_t(e.category), e.device.is_cpu() ? int16_t(-1) : int16_t(e.device.index));
+  }
+  void collective_event(const CollectiveEvent& e) noexcept override {
+    if (recording()) record_collective(e);
   }
 
   static bool open_named(SlotKind kind, std::string_view name, int64_t sequence_nr) noexcept {

@@ -1,5 +1,6 @@
 // The profiler's side of rt::EventRecorder: records engine ops, autograd nodes and allocator
-// events, plus user ranges and counters, into the calling thread's ThreadBuffer.
+// events, plus user ranges and counters, into the calling thread's ThreadBuffer; finished
+// collectives go to the collective log (collect/collective_log.h).
 #pragma once
 #include <cstdint>
 #include <string_view>

@@ -48,6 +48,14 @@ void merge_batch(SessionData& into, SessionData& batch, bool keep_records) {
     r.name = id(r.name);
     into.gpu.push_back(r);
   }
+  for (CollectiveRecord r : batch.collectives) {
+    r.name = id(r.name);
+    r.group = id(r.group);
+    r.shape = id(r.shape);
+    r.dtype = id(r.dtype);
+    r.call_site = id(r.call_site);
+    into.collectives.push_back(r);
+  }
   reserve_more(into.memory, batch.memory.size());
   for (MemoryRecord r : batch.memory) {
     r.op = id(r.op);
@@ -62,7 +70,8 @@ void merge_batch(SessionData& into, SessionData& batch, bool keep_records) {
 }
 
 bool batch_is_empty(const SessionData& batch) {
-  return batch.threads.empty() && batch.ops.empty() && batch.gpu.empty() && batch.memory.empty() &&
+  return batch.threads.empty() && batch.ops.empty() && batch.gpu.empty() && batch.collectives.empty() &&
+         batch.memory.empty() &&
          batch.counters.empty() && batch.steps.empty() &&
          batch.graphs.empty() && batch.dropped_records == 0 && batch.metadata.empty() &&
          batch.start_ns == 0 && batch.end_ns == 0 && batch.clock_offset_ns == 0;

@@ -12,6 +12,7 @@
 
 #include "collect/clock.h"
 #include "collect/recorder.h"
+#include "collect/collective_log.h"
 #include "collect/slot_converter.h"
 #include "collect/thread_buffer.h"
 #include "rt/error.h"
@@ -50,6 +51,8 @@ void sort_records(SessionData& d) {
                    [](const CounterRecord& a, const CounterRecord& b) { return a.time_ns < b.time_ns; });
   std::stable_sort(d.gpu.begin(), d.gpu.end(),
                    [](const GpuActivityRecord& a, const GpuActivityRecord& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(d.collectives.begin(), d.collectives.end(),
+                   [](const CollectiveRecord& a, const CollectiveRecord& b) { return a.start_ns < b.start_ns; });
 }
 
 const char* yes_no(bool b) { return b ? "true" : "false"; }
@@ -90,12 +93,14 @@ struct Session::State {
       batch.dropped_records += b.take_dropped();
     });
     collect::BufferRegistry::instance().prune();
+    collect::drain_collectives(batch);
   }
 
   // Folds `batch` into `data` and queues it for the store; `batch` starts afresh. Caller holds mu.
   void take_batch() {
     counts.ops += batch.ops.size();
     counts.gpu += batch.gpu.size();
+    counts.collectives += batch.collectives.size();
     counts.memory += batch.memory.size();
     counts.counters += batch.counters.size();
     counts.steps += batch.steps.size();
@@ -154,6 +159,7 @@ struct Session::State {
     c.layout = layout;
     c.ops = data.ops.size();
     c.gpu = data.gpu.size();
+    c.collectives = data.collectives.size();
     c.memory = data.memory.size();
     c.counters = data.counters.size();
     c.closed_steps = data.steps.size();
@@ -240,6 +246,7 @@ void Session::start() {
     b.take_dropped();
   });
   collect::BufferRegistry::instance().prune();
+  collect::discard_collectives();
 
   collect::RecordingConfig config{s.options.record_shapes, s.options.profile_memory, s.options.with_stack};
   SessionData& d = s.data;
@@ -418,6 +425,7 @@ SessionDelta Session::snapshot_since(const SnapshotCursor& cursor) const {
   const std::pair<const char*, std::pair<uint64_t, size_t>> counts[] = {
       {"ops", {cursor.ops, d.ops.size()}},
       {"GPU activities", {cursor.gpu, d.gpu.size()}},
+      {"collectives", {cursor.collectives, d.collectives.size()}},
       {"memory events", {cursor.memory, d.memory.size()}},
       {"counter samples", {cursor.counters, d.counters.size()}},
       {"closed steps", {cursor.closed_steps, d.steps.size()}},
@@ -435,6 +443,7 @@ SessionDelta Session::snapshot_since(const SnapshotCursor& cursor) const {
   copy_session_header(d, r);
   r.ops.assign(d.ops.begin() + ptrdiff_t(cursor.ops), d.ops.end());
   r.gpu.assign(d.gpu.begin() + ptrdiff_t(cursor.gpu), d.gpu.end());
+  r.collectives.assign(d.collectives.begin() + ptrdiff_t(cursor.collectives), d.collectives.end());
   r.memory.assign(d.memory.begin() + ptrdiff_t(cursor.memory), d.memory.end());
   r.counters.assign(d.counters.begin() + ptrdiff_t(cursor.counters), d.counters.end());
   sort_records(r);

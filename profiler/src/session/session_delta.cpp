@@ -44,6 +44,7 @@ SessionGrowth append_delta(SessionData& into, SessionDelta&& delta) {
   SessionGrowth g;
   g.ops = into.ops.size();
   g.gpu = into.gpu.size();
+  g.collectives = into.collectives.size();
   g.memory = into.memory.size();
   g.counters = into.counters.size();
   g.strings = into.strings.size();
@@ -70,12 +71,14 @@ SessionGrowth append_delta(SessionData& into, SessionDelta&& delta) {
   g.steps = into.steps.size();
   append(into.ops, more.ops);
   append(into.gpu, more.gpu);
+  append(into.collectives, more.collectives);
   append(into.memory, more.memory);
   append(into.counters, more.counters);
   append(into.steps, more.steps);
   if (delta.graphs_changed) into.graphs = std::move(more.graphs);
   g.graphs_changed = delta.graphs_changed;
-  g.records_changed = into.ops.size() != g.ops || into.gpu.size() != g.gpu || into.memory.size() != g.memory ||
+  g.records_changed = into.ops.size() != g.ops || into.gpu.size() != g.gpu ||
+                      into.collectives.size() != g.collectives || into.memory.size() != g.memory ||
                       into.counters.size() != g.counters || into.steps.size() != g.steps || delta.replaces_open_step ||
                       delta.graphs_changed || into.strings.size() != g.strings;
   return g;

@@ -43,7 +43,8 @@ void SessionRegistry::retire(const Session& session, SessionData&& final_data,
     ++generation_;
     return;
   }
-  const size_t records = final_data.ops.size() + final_data.gpu.size() + final_data.memory.size() +
+  const size_t records = final_data.ops.size() + final_data.gpu.size() + final_data.collectives.size() +
+                         final_data.memory.size() +
                          final_data.counters.size() + final_data.steps.size();
   try {
     if (records > kKeepRecords) throw std::length_error("too big to keep");

@@ -142,11 +142,22 @@ CREATE TABLE AutogradGraphEdges (
 );
 )sql";
 
+// Collectives of process groups (rt/dist) that finished while the session recorded (CollectiveRecord).
+constexpr const char* kV5 = R"sql(
+CREATE TABLE Collectives (
+  id INTEGER PRIMARY KEY, sessionId INTEGER NOT NULL, enqueue INTEGER NOT NULL, start INTEGER NOT NULL,
+  end INTEGER NOT NULL, threadId INTEGER, nameId INTEGER, groupNameId INTEGER, shapeId INTEGER, dtypeId INTEGER,
+  callSiteId INTEGER, seq INTEGER NOT NULL, numel INTEGER NOT NULL, bytes INTEGER NOT NULL, peer INTEGER,
+  pointToPoint INTEGER NOT NULL
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, strings, threads, ops, CUPTI activity, memory, counters, steps", kV1},
     {2, "Sessions.droppedRecords, GraphSnapshots, OpStats", kV2},
     {3, "OpStats memory columns", kV3},
     {4, "AutogradGraphs, AutogradGraphNodes, AutogradGraphEdges", kV4},
+    {5, "Collectives", kV5},
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion, "one migration step per schema version");
 

@@ -151,6 +151,30 @@ SessionData read_session(sqlite::Connection& db, int64_t id) {
   read_gpu(db, id, d);
   {
     auto st = range_query(db,
+                          "SELECT enqueue, start, end, threadId, nameId, groupNameId, shapeId, dtypeId, callSiteId, "
+                          "seq, numel, bytes, peer, pointToPoint FROM Collectives WHERE id >= ?1 AND id < ?2",
+                          id);
+    while (st.step()) {
+      CollectiveRecord r;
+      r.enqueue_ns = st.int64(0);
+      r.start_ns = st.int64(1);
+      r.end_ns = st.int64(2);
+      r.thread = optional_u64(st, 3);
+      r.name = string_at(st, 4);
+      r.group = string_at(st, 5);
+      r.shape = string_at(st, 6);
+      r.dtype = string_at(st, 7);
+      r.call_site = string_at(st, 8);
+      r.seq = uint64_t(st.int64(9));
+      r.numel = st.int64(10);
+      r.bytes = st.int64(11);
+      r.peer = st.is_null(12) ? -1 : int32_t(st.int64(12));
+      r.point_to_point = st.int64(13) != 0;
+      d.collectives.push_back(r);
+    }
+  }
+  {
+    auto st = range_query(db,
                           "SELECT timestamp, threadId, address, bytes, totalAllocated, deviceId, category, "
                           "opNameId FROM MemoryEvents WHERE id >= ?1 AND id < ?2",
                           id);

@@ -53,6 +53,8 @@ struct SessionWriter::Impl {
     insert_memory = sqlite::Statement(db, "INSERT INTO MemoryEvents VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
     insert_counter = sqlite::Statement(db, "INSERT INTO Counters VALUES (?1,?2,?3,?4,?5)");
     insert_step = sqlite::Statement(db, "INSERT INTO Steps VALUES (?1,?2,?3,?4,?5)");
+    insert_collective =
+        sqlite::Statement(db, "INSERT INTO Collectives VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)");
     graph_rows.emplace(db);
     session_strings.emplace(std::string(), 0);
   }
@@ -151,6 +153,31 @@ struct SessionWriter::Impl {
       }
       st.run();
       see_time(r.start_ns, r.end_ns);
+    }
+  }
+
+  void write(std::span<const CollectiveRecord> rows) {
+    sqlite::Statement& st = insert_collective;
+    for (const CollectiveRecord& r : rows) {
+      st.bind(1, base | ++n_collectives);
+      st.bind(2, session);
+      st.bind(3, r.enqueue_ns);
+      st.bind(4, r.start_ns);
+      st.bind(5, r.end_ns);
+      bind_optional(st, 6, r.thread);
+      st.bind_string_id(7, base, map(r.name));
+      st.bind_string_id(8, base, map(r.group));
+      st.bind_string_id(9, base, map(r.shape));
+      st.bind_string_id(10, base, map(r.dtype));
+      st.bind_string_id(11, base, map(r.call_site));
+      st.bind(12, int64_t(r.seq));
+      st.bind(13, r.numel);
+      st.bind(14, r.bytes);
+      if (r.peer < 0) st.bind_null(15);
+      else st.bind(15, int64_t(r.peer));
+      st.bind(16, int64_t(r.point_to_point));
+      st.run();
+      see_time(r.enqueue_ns, r.end_ns);
     }
   }
 
@@ -255,12 +282,13 @@ struct SessionWriter::Impl {
   std::unordered_map<std::string, uint32_t> session_strings;
   const StringTable* source = nullptr;
   std::vector<uint32_t> remap;
-  int64_t n_threads = 0, n_ops = 0, n_gpu = 0, n_memory = 0, n_counters = 0, n_steps = 0;
+  int64_t n_threads = 0, n_ops = 0, n_gpu = 0, n_collectives = 0, n_memory = 0, n_counters = 0, n_steps = 0;
   GraphRowCounters graph_counters;
   std::optional<GraphRowWriter> graph_rows;
   int64_t min_start = std::numeric_limits<int64_t>::max();
   int64_t max_end = std::numeric_limits<int64_t>::min();
-  sqlite::Statement insert_string, insert_thread, insert_op, insert_memory, insert_counter, insert_step;
+  sqlite::Statement insert_string, insert_thread, insert_op, insert_memory, insert_counter, insert_step,
+      insert_collective;
   std::array<sqlite::Statement, 6> insert_gpu;
 };
 
@@ -289,6 +317,7 @@ void SessionWriter::append(const SessionData& delta) {
   impl_->write(std::span(delta.threads));
   impl_->write(std::span(delta.ops));
   impl_->write(std::span(delta.gpu));
+  impl_->write(std::span(delta.collectives));
   impl_->write(std::span(delta.memory));
   impl_->write(std::span(delta.counters));
   impl_->write(std::span(delta.steps));
@@ -308,6 +337,10 @@ void SessionWriter::append_ops(std::span<const OpRecord> rows, const StringTable
 }
 void SessionWriter::append_gpu(std::span<const GpuActivityRecord> rows, const StringTable& strings) {
   require_open(impl_ != nullptr, finished_, id_, "append_gpu");
+  impl_->append_rows(rows, &strings);
+}
+void SessionWriter::append_collectives(std::span<const CollectiveRecord> rows, const StringTable& strings) {
+  require_open(impl_ != nullptr, finished_, id_, "append_collectives");
   impl_->append_rows(rows, &strings);
 }
 void SessionWriter::append_memory(std::span<const MemoryRecord> rows, const StringTable& strings) {

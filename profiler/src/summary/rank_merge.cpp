@@ -42,7 +42,7 @@ class RankAppender {
  public:
   RankAppender(SessionData& out, const RankSession& rank, int64_t shift, uint64_t& next_thread,
                std::map<int32_t, int32_t>& next_stream, uint64_t correlation_base, int64_t sequence_base)
-      : out_(out), in_(rank.data), prefix_(rank_prefix(rank.rank)), shift_(shift),
+      : out_(out), in_(rank.data), prefix_(rank_prefix(rank.rank)), rank_(rank.rank), shift_(shift),
         next_thread_(next_thread), next_stream_(next_stream), correlation_base_(correlation_base),
         sequence_base_(sequence_base) {
     strings_.assign(in_.strings.size(), std::numeric_limits<StringId>::max());
@@ -53,7 +53,8 @@ class RankAppender {
       if (threads_.contains(t.thread)) continue;  // a thread named twice keeps its first name
       const std::string& name = in_.strings.at(t.name);
       out_.threads.push_back({thread(t.thread), t.os_tid,
-                              out_.strings.intern(prefix_ + (name.empty() ? fmt::format("thread {}", t.thread) : name))});
+                              out_.strings.intern(prefix_ + (name.empty() ? fmt::format("thread {}", t.thread) : name)),
+                              rank_});
     }
     for (OpRecord op : in_.ops) {
       op.start_ns += shift_;
@@ -77,6 +78,19 @@ class RankAppender {
       if (g.external_id != 0) g.external_id += correlation_base_;
       out_.gpu.push_back(g);
     }
+    for (CollectiveRecord c : in_.collectives) {
+      c.enqueue_ns += shift_;
+      c.start_ns += shift_;
+      c.end_ns += shift_;
+      if (c.thread != 0) c.thread = named_thread(c.thread);
+      c.name = str(c.name);
+      c.group = str(c.group);
+      c.shape = str(c.shape);
+      c.dtype = str(c.dtype);
+      c.call_site = str(c.call_site);
+      c.rank = rank_;
+      out_.collectives.push_back(c);
+    }
     for (MemoryRecord m : in_.memory) {
       m.time_ns += shift_;
       if (m.thread != 0) m.thread = named_thread(m.thread);
@@ -90,7 +104,7 @@ class RankAppender {
     }
     if (!in_.steps.empty()) {
       const uint64_t steps_thread = next_thread_++;
-      out_.threads.push_back({steps_thread, 0, out_.strings.intern(prefix_ + "steps")});
+      out_.threads.push_back({steps_thread, 0, out_.strings.intern(prefix_ + "steps"), rank_});
       for (const StepRecord& s : in_.steps) {
         OpRecord r;
         r.start_ns = s.start_ns + shift_;
@@ -119,7 +133,7 @@ class RankAppender {
   uint64_t named_thread(uint64_t id) {
     if (const auto it = threads_.find(id); it != threads_.end()) return it->second;
     const uint64_t mapped = thread(id);
-    out_.threads.push_back({mapped, 0, out_.strings.intern(prefix_ + fmt::format("thread {}", id))});
+    out_.threads.push_back({mapped, 0, out_.strings.intern(prefix_ + fmt::format("thread {}", id)), rank_});
     return mapped;
   }
   int32_t stream(int32_t device, int32_t id) {
@@ -139,6 +153,7 @@ class RankAppender {
   SessionData& out_;
   const SessionData& in_;
   std::string prefix_;
+  int32_t rank_;
   int64_t shift_;
   uint64_t& next_thread_;
   std::map<int32_t, int32_t>& next_stream_;
@@ -221,6 +236,8 @@ SessionData merge_rank_sessions(std::vector<RankSession> ranks, RankMergeOptions
   });
   std::stable_sort(out.gpu.begin(), out.gpu.end(),
                    [](const GpuActivityRecord& a, const GpuActivityRecord& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(out.collectives.begin(), out.collectives.end(),
+                   [](const CollectiveRecord& a, const CollectiveRecord& b) { return a.start_ns < b.start_ns; });
   std::stable_sort(out.memory.begin(), out.memory.end(),
                    [](const MemoryRecord& a, const MemoryRecord& b) { return a.time_ns < b.time_ns; });
   std::stable_sort(out.counters.begin(), out.counters.end(),

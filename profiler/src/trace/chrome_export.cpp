@@ -32,6 +32,7 @@ class ChromeExporter {
     write_track_names();
     write_cpu_slices();
     write_steps();
+    write_collectives();
     write_gpu_slices();
     write_flows();
     write_memory();
@@ -47,13 +48,15 @@ class ChromeExporter {
  private:
   // ---- layout ------------------------------------------------------------------------------
   void plan() {
-    total_estimate_ = s_.ops.size() + s_.gpu.size() * 2 + s_.memory.size() * 2 + s_.counters.size() + s_.steps.size();
+    total_estimate_ = s_.ops.size() + s_.gpu.size() * 2 + s_.memory.size() * 2 + s_.counters.size() + s_.steps.size() +
+                      s_.collectives.size();
     base_ = s_.start_ns;
     for (const auto& op : s_.ops) base_ = std::min(base_, op.start_ns);
     for (const auto& g : s_.gpu) base_ = std::min(base_, g.start_ns);
     for (const auto& m : s_.memory) base_ = std::min(base_, m.time_ns);
     for (const auto& c : s_.counters) base_ = std::min(base_, c.time_ns);
     for (const auto& st : s_.steps) base_ = std::min(base_, st.start_ns);
+    for (const auto& c : s_.collectives) base_ = std::min(base_, c.enqueue_ns);
 
     for (const auto& t : s_.threads) add_thread(t.thread, t.os_tid, t.name);
     std::set<uint64_t> unnamed;
@@ -61,9 +64,12 @@ class ChromeExporter {
     for (const auto& op : s_.ops) note(op.thread);
     for (const auto& g : s_.gpu) if (is_cpu_side(g.kind)) note(g.thread);
     for (const auto& m : s_.memory) note(m.thread);
+    for (const auto& c : s_.collectives) note(c.thread);
     for (uint64_t t : unnamed) add_thread(t, 0, 0);
     steps_tid_ = 1;
     for (const auto& t : cpu_threads_) steps_tid_ = std::max(steps_tid_, t.tid + 1);
+    collective_lanes_ = pack_collective_lanes(s_.collectives);
+    for (uint32_t lane : collective_lanes_) lane_count_ = std::max(lane_count_, lane + 1);
 
     for (const auto& g : s_.gpu) if (!is_cpu_side(g.kind)) streams_[g.device].insert(g.stream);
     for (const auto& m : s_.memory) if (m.device >= 0) streams_[m.device];
@@ -167,6 +173,11 @@ class ChromeExporter {
       const std::string name = t.name ? str(t.name) : fmt::format("thread {}", t.tid);
       metadata_event("thread_name", cpu_pid_, t.tid, name, order++);
     }
+    for (uint32_t lane = 0; lane < lane_count_; ++lane)
+      metadata_event("thread_name", cpu_pid_, collective_tid(lane),
+                     lane ? fmt::format("{} {}", trace::kCollectivesThreadName, lane + 1)
+                          : std::string(trace::kCollectivesThreadName),
+                     order++);
     for (const auto& [device, streams] : streams_) {
       metadata_event("process_name", device, 0, fmt::format("GPU {}", device), 100 + device);
       for (int32_t stream : streams)
@@ -263,6 +274,38 @@ class ChromeExporter {
       tid_field(steps_tid_);
       ts_field(st.start_ns);
       dur_field(st.start_ns, sl.end);
+      close();
+    }
+  }
+
+  int64_t collective_tid(uint32_t lane) const { return steps_tid_ + 1 + int64_t(lane); }
+
+  // Each collective from its start to its end on its lane's thread (Note [Collective lanes]).
+  void write_collectives() {
+    for (uint32_t i = 0; i < s_.collectives.size(); ++i) {
+      const CollectiveRecord& c = s_.collectives[i];
+      open('X', trace::kCatCollective, c.name, cpu_pid_);
+      tid_field(collective_tid(collective_lanes_[i]));
+      ts_field(c.start_ns);
+      dur_field(c.start_ns, std::max(c.end_ns, c.start_ns));
+      args_open();
+      key("Collective name");
+      w_.raw(escaped(c.name));
+      key("Process Group Name");
+      w_.raw(escaped(c.group));
+      arg_uint("seq", c.seq);
+      key("shape");
+      w_.raw(escaped(c.shape));
+      key("dtype");
+      w_.raw(escaped(c.dtype));
+      arg_int("In msg nelems", c.numel);
+      arg_int("bytes", c.bytes);
+      if (c.peer >= 0) arg_int("peer", c.peer);
+      arg_int("point to point", c.point_to_point ? 1 : 0);
+      if (c.call_site) { key("call site"); w_.raw(escaped(c.call_site)); }
+      arg_int("queued ns", c.start_ns - c.enqueue_ns);
+      arg_int("issuing tid", tid(c.thread));
+      args_close();
       close();
     }
   }
@@ -432,6 +475,8 @@ class ChromeExporter {
   const TraceProgressFn& progress_;
   uint64_t events_ = 0, clamped_ = 0, total_estimate_ = 0;
   int64_t base_ = 0, cpu_pid_ = 0, steps_tid_ = 1;
+  std::vector<uint32_t> collective_lanes_;  // by CollectiveRecord index
+  uint32_t lane_count_ = 0;
   bool first_arg_ = true;
   std::vector<CpuThread> cpu_threads_;
   std::unordered_map<uint64_t, int64_t> tid_of_;

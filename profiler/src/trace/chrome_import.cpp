@@ -129,6 +129,7 @@ class SessionBuilder {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
     });
     std::stable_sort(s.gpu.begin(), s.gpu.end(), [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(s.collectives.begin(), s.collectives.end(), [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
     std::stable_sort(s.memory.begin(), s.memory.end(), [](auto& a, auto& b) { return a.time_ns < b.time_ns; });
     std::stable_sort(s.counters.begin(), s.counters.end(), [](auto& a, auto& b) { return a.time_ns < b.time_ns; });
     std::stable_sort(s.steps.begin(), s.steps.end(), [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
@@ -227,6 +228,10 @@ class SessionBuilder {
         return;
       }
     }
+    if (e.cat == trace::kCatCollective) {
+      collective(e, start, end);
+      return;
+    }
     if (auto kind = gpu_kind(e.cat)) {
       GpuActivityRecord g;
       g.start_ns = start;
@@ -254,6 +259,35 @@ class SessionBuilder {
       return;
     }
     complete_on(cpu_track(e), e, start, end);
+  }
+
+  // A collective on a lane thread (the lane is not kept: views pack them again, Note [Collective lanes]).
+  void collective(const ParsedEvent& e, int64_t start, int64_t end) {
+    CollectiveRecord c;
+    c.start_ns = start;
+    c.end_ns = std::max(start, end);
+    const bool queued = e.queued_ns > 0 && start >= std::numeric_limits<int64_t>::min() + e.queued_ns;
+    c.enqueue_ns = queued ? start - e.queued_ns : start;
+    if (e.has_issuing_tid) {
+      ParsedEvent issuer;
+      const std::string tid_text = std::to_string(e.issuing_tid);
+      issuer.pid = e.pid;
+      issuer.pid_numeric = e.pid_numeric;
+      issuer.tid = tid_text;
+      issuer.tid_numeric = true;
+      c.thread = cpu_track(issuer).thread;
+    }
+    c.name = intern(e.name);
+    c.group = intern(e.group);
+    c.shape = intern(e.shape);
+    c.dtype = intern(e.dtype);
+    c.call_site = intern(e.call_site);
+    c.seq = e.seq;
+    c.numel = e.numel;
+    c.bytes = int64_t(std::min<uint64_t>(e.bytes, uint64_t(std::numeric_limits<int64_t>::max())));
+    c.peer = e.peer >= 0 && e.peer <= std::numeric_limits<int32_t>::max() ? int32_t(e.peer) : -1;
+    c.point_to_point = e.point_to_point != 0;
+    out_.session.collectives.push_back(c);
   }
 
   void complete_on(Track& t, const ParsedEvent& e, int64_t start, int64_t end) {

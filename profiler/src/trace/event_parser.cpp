@@ -192,6 +192,12 @@ void EventParser::parse_args(simdjson::ondemand::object args, ParsedEvent& e) {
       else if (key == "registers per thread") e.registers = as_int();
       else if (key == "shared memory") e.shared_memory = as_int();
       else if (key == "copy kind") e.copy_kind = as_int();
+      else if (key == "seq") e.seq = as_uint();
+      else if (key == "In msg nelems") e.numel = as_int();
+      else if (key == "peer") e.peer = as_int();
+      else if (key == "point to point") e.point_to_point = as_int();
+      else if (key == "queued ns") e.queued_ns = as_int();
+      else if (key == "issuing tid") { e.issuing_tid = as_int(); e.has_issuing_tid = true; }
     } else if (type == json_type::string) {
       std::string_view s;
       check(v.get_string().get(s), key);
@@ -202,6 +208,10 @@ void EventParser::parse_args(simdjson::ondemand::object args, ParsedEvent& e) {
       else if (key == "Op") e.op = s;
       else if (key == "name") e.arg_name = s;
       else if (key == "value") e.value_text = s;
+      else if (key == "Process Group Name") e.group = s;
+      else if (key == "shape") e.shape = s;
+      else if (key == "dtype") e.dtype = s;
+      else if (key == "call site") e.call_site = s;
     } else if (type == json_type::array) {
       simdjson::ondemand::array arr;
       check(v.get_array().get(arr), key);

@@ -31,6 +31,11 @@ struct ParsedEvent {
   bool has_device = false, has_stream = false;
   int64_t registers = 0, shared_memory = 0, copy_kind = 0;
   int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  // collectives (cat "collective")
+  std::string_view group, shape, dtype, call_site;
+  uint64_t seq = 0;
+  int64_t numel = 0, peer = -1, point_to_point = 0, queued_ns = 0, issuing_tid = 0;
+  bool has_issuing_tid = false;
   std::vector<std::pair<std::string_view, double>> numbers;  // every numeric arg, for "C" events
 };
 

@@ -45,3 +45,27 @@ NestedSlice slice_of(const StepRecord& step, uint32_t index) {
 }
 
 }  // namespace rt::prof
+
+namespace rt::prof {
+
+std::vector<uint32_t> pack_collective_lanes(const std::vector<CollectiveRecord>& collectives) {
+  std::vector<uint32_t> order(collectives.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return collectives[a].start_ns < collectives[b].start_ns;
+  });
+  std::vector<uint32_t> lane(collectives.size(), 0);
+  std::vector<int64_t> lane_end;  // the last end in each lane
+  for (uint32_t i : order) {
+    const CollectiveRecord& c = collectives[i];
+    const int64_t end = std::max(c.end_ns, c.start_ns);
+    uint32_t l = 0;
+    while (l < lane_end.size() && lane_end[l] > c.start_ns) ++l;
+    if (l == lane_end.size()) lane_end.push_back(end);
+    else lane_end[l] = end;
+    lane[i] = l;
+  }
+  return lane;
+}
+
+}  // namespace rt::prof

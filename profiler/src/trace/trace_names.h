@@ -18,6 +18,10 @@ inline constexpr std::string_view kCatForwardBackward = "fwdbwd";
 inline constexpr std::string_view kCatMemoryEvent = "cpu_instant_event";
 inline constexpr std::string_view kCatMemoryCounter = "memory";
 inline constexpr std::string_view kCatCounter = "counter";
+// Collectives (CollectiveRecord): one Chrome-trace thread per lane (Note [Collective lanes]), named
+// kCollectivesThreadName, " 2", " 3"...; their args use Kineto's names where it has one.
+inline constexpr std::string_view kCatCollective = "collective";
+inline constexpr std::string_view kCollectivesThreadName = "collectives";
 inline constexpr std::string_view kCatNonFiniteCounter = "counter_nonfinite";
 inline constexpr std::string_view kMemoryEventName = "[memory]";
 inline constexpr std::string_view kStepPrefix = "ProfilerStep#";

@@ -65,6 +65,7 @@ struct ThreadRecord {
   uint64_t thread = 0;  // the engine's thread id (OpEvent::thread_id)
   uint32_t os_tid = 0;  // gettid(), what Perfetto shows
   StringId name = 0;    // "main", "autograd", "dataloader 0"...
+  int32_t rank = -1;    // merged job sessions (rank_merge.h): the rank it ran in; -1 otherwise. Views only
 };
 
 // A display name for a GPU stream. Recorded sessions have none (views call a stream "cuda:D stream S");
@@ -124,6 +125,29 @@ struct MemoryRecord {
   StringId op = 0;               // the op that allocated the block
 };
 
+// One collective or point-to-point operation of a process group (rt/dist) that finished while the session
+// recorded, as its ledger saw it: issued at enqueue_ns by `thread`, started by the backend at start_ns (gloo
+// queues work for its workers; the other backends start a call as it is issued), finished at end_ns.
+// Views show [start_ns, end_ns] on a communication track of the session; the op that issued it
+// ("all_reduce") is an OpRecord on `thread` from enqueue_ns.
+struct CollectiveRecord {
+  int64_t enqueue_ns = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t thread = 0;       // the engine thread that issued it (ThreadRecord::thread)
+  StringId name = 0;         // "all_reduce", "send", ...
+  StringId group = 0;        // the process group: "default", "group 1"
+  StringId shape = 0;        // the first tensor's: "[20, 10]" ("[]" for a barrier)
+  StringId dtype = 0;        // "float32"
+  StringId call_site = 0;    // "train.py:91"; 0 when not known
+  uint64_t seq = 0;          // sequence number in its group (point-to-point: their own count)
+  int64_t numel = 0;         // elements of every tensor it sends or receives
+  int64_t bytes = 0;         // ... and their bytes
+  int32_t peer = -1;         // root, source or destination (a rank of the group); -1 when none
+  bool point_to_point = false;
+  int32_t rank = -1;         // merged job sessions (rank_merge.h): the rank it ran in; -1 otherwise. Views only
+};
+
 struct CounterRecord {
   int64_t time_ns = 0;
   StringId name = 0;  // "loss", "lr", "samples/s"
@@ -157,6 +181,7 @@ struct SessionData {
   std::vector<ThreadRecord> threads;
   std::vector<OpRecord> ops;
   std::vector<GpuActivityRecord> gpu;
+  std::vector<CollectiveRecord> collectives;
   std::vector<MemoryRecord> memory;
   std::vector<CounterRecord> counters;
   std::vector<StepRecord> steps;

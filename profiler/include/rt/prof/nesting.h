@@ -92,6 +92,16 @@ inline bool nest_next(NestedSlice& s, int32_t position, std::vector<OpenSlice>& 
   return clamped;
 }
 
+// Note [Collective lanes]
+// Collectives do not nest: a gloo group runs two at once, MPI and NCCL queue several, so their intervals
+// overlap without one containing the other. They are packed into lanes instead, as Perfetto packs async
+// slices: in start order (ties by the lower index), each goes into the first lane whose last interval ended
+// at or before its start, else into a new lane. The exporter writes a lane per Chrome-trace thread and
+// the timeline a lane per level, so both show the same picture. An end before the start counts as the start.
+//
+//   std::vector<uint32_t> lane = rt::prof::pack_collective_lanes(data.collectives);  // by record index
+std::vector<uint32_t> pack_collective_lanes(const std::vector<CollectiveRecord>& collectives);
+
 // A record's slice with the rank every consumer gives it (Note [Nesting clamp]).
 NestedSlice slice_of(const OpRecord& op, uint32_t index);
 NestedSlice slice_of(const GpuActivityRecord& activity, uint32_t index);

@@ -14,8 +14,9 @@
 //   rt::ValueError, as does an empty input.
 // - Threads: each rank's engine thread ids are renumbered (1, 2, ... in rank order, then in each rank's
 //   ThreadRecord order, then threads that only records name), so no two ranks share one; names become
-//   "rank N · main" ("rank N · thread <id>" for an unnamed thread). Ops, runtime/driver calls and memory
-//   events follow their thread; graphs too.
+//   "rank N · main" ("rank N · thread <id>" for an unnamed thread), and their ThreadRecord::rank is N (views
+//   list a rank's tracks together, in rank order). Ops, runtime/driver calls, collectives and memory events
+//   follow their thread; graphs too. Collectives keep their group names and get CollectiveRecord::rank N.
 // - GPU streams: each rank's (device, stream) keeps its device and gets a new stream number, unique in the
 //   merged data, and a StreamRecord named "rank N · cuda:D stream S" (the recorded numbers).
 // - Links that are per process are made unique too: op correlation ids and GPU external ids (op -> kernel)
@@ -27,7 +28,7 @@
 //   a thread of their own, "rank N · steps" (as PyTorch's profiler shows ProfilerStep#K ranges); the merged
 //   data has no StepRecords.
 // - Counts are preserved: the merged data holds the sum of the ranks' ops plus one user range per step, and
-//   the sums of their GPU records, memory events, counters and graphs; threads are the sum plus one steps
+//   the sums of their GPU records, collectives, memory events, counters and graphs; threads are the sum plus one steps
 //   thread per rank that has steps.
 // - Clocks (Note [Rank clocks]): with RankClock::Recorded times are kept as recorded (each process's steady
 //   clock: CLOCK_MONOTONIC, one clock for every process of a machine); with RankClock::SessionStart each

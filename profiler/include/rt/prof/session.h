@@ -120,6 +120,7 @@ struct SessionOptions {
 struct RecordCounts {
   uint64_t ops = 0;  // ops, backward nodes and user ranges
   uint64_t gpu = 0;
+  uint64_t collectives = 0;
   uint64_t memory = 0;
   uint64_t counters = 0;
   uint64_t steps = 0;

@@ -28,8 +28,9 @@
 //   GPU activity also arrives then). Every other read is an increment: after a reset, reads with its cursor
 //   are increments again (empty ones once the session stopped).
 // - increment: `records` holds the header (name, times, complete, dropped_records, metadata) and every thread
-//   record, whole; the ops, GPU activities, memory events and counters drained since the cursor, each kind
-//   sorted as snapshot() sorts it (ops by start, then thread, then depth; the others by time); the steps that
+//   record, whole; the ops, GPU activities, collectives, memory events and counters drained since the cursor,
+//   each kind sorted as snapshot() sorts it (ops by start, then thread, then depth; the others by time, the
+//   collectives by start_ns); the steps that
 //   ended since the cursor, then (while recording, with keep_in_memory) the step still open, ending now, as
 //   snapshot() lists it. Record StringIds are the session's: `records.strings` is unused (only ""); the
 //   strings interned since the cursor come in `new_strings`, ids first_new_string, first_new_string + 1, ...
@@ -63,6 +64,7 @@ struct SnapshotCursor {
   uint64_t layout = 0;   // bumped when the session reorders its records (stop() sorts them)
   uint64_t ops = 0;      // records read so far, counted in drain order
   uint64_t gpu = 0;
+  uint64_t collectives = 0;
   uint64_t memory = 0;
   uint64_t counters = 0;
   uint64_t closed_steps = 0;
@@ -88,6 +90,7 @@ struct SessionDelta {
 struct SessionGrowth {
   size_t ops = 0;
   size_t gpu = 0;
+  size_t collectives = 0;
   size_t memory = 0;
   size_t counters = 0;
   size_t steps = 0;

@@ -56,7 +56,7 @@ class StoreError : public rt::Error {
   using rt::Error::Error;
 };
 
-inline constexpr int kStoreSchemaVersion = 4;
+inline constexpr int kStoreSchemaVersion = 5;
 
 struct StoreOptions {
   int busy_timeout_ms = 5000;  // how long to wait for another connection's lock before failing
@@ -101,6 +101,7 @@ class SessionWriter {
   void append_threads(std::span<const ThreadRecord> threads, const StringTable& strings);
   void append_ops(std::span<const OpRecord> ops, const StringTable& strings);
   void append_gpu(std::span<const GpuActivityRecord> gpu, const StringTable& strings);
+  void append_collectives(std::span<const CollectiveRecord> collectives, const StringTable& strings);
   void append_memory(std::span<const MemoryRecord> memory, const StringTable& strings);
   void append_counters(std::span<const CounterRecord> counters, const StringTable& strings);
   void append_steps(std::span<const StepRecord> steps);
