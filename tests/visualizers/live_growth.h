@@ -35,12 +35,14 @@ class GrowingSession {
     gpu_ = order(all.gpu.size(), arrival, [&](size_t i) { return all.gpu[i].end_ns; });
     memory_ = order(all.memory.size(), arrival, [&](size_t i) { return all.memory[i].time_ns; });
     counters_ = order(all.counters.size(), arrival, [&](size_t i) { return all.counters[i].time_ns; });
+    collectives_ = order(all.collectives.size(), arrival, [&](size_t i) { return all.collectives[i].end_ns; });
   }
 
   std::shared_ptr<prof::SessionData> data() const { return live_; }
   bool done() const {
     return next_op_ == ops_.size() && next_gpu_ == gpu_.size() && next_memory_ == memory_.size() &&
-           next_counter_ == counters_.size() && closed_steps_ == all_.steps.size();
+           next_counter_ == counters_.size() && next_collective_ == collectives_.size() &&
+           closed_steps_ == all_.steps.size();
   }
 
   // Appends up to `max_chunk` more records of each kind (a random number, 0 included), the next closed steps and
@@ -52,6 +54,7 @@ class GrowingSession {
     g.gpu = d.gpu.size();
     g.memory = d.memory.size();
     g.counters = d.counters.size();
+    g.collectives = d.collectives.size();
     g.strings = d.strings.size();
     uint32_t max_string = 0;
     take(ops_, next_op_, max_chunk, [&](size_t i) {
@@ -70,6 +73,11 @@ class GrowingSession {
     take(counters_, next_counter_, max_chunk, [&](size_t i) {
       d.counters.push_back(all_.counters[i]);
       max_string = std::max(max_string, all_.counters[i].name);
+    });
+    take(collectives_, next_collective_, max_chunk, [&](size_t i) {
+      const prof::CollectiveRecord& c = all_.collectives[i];
+      d.collectives.push_back(c);
+      max_string = std::max({max_string, c.name, c.group, c.shape, c.dtype, c.call_site});
     });
     if (++chunks_ == 3) {
       d.threads = all_.threads;
@@ -114,8 +122,8 @@ class GrowingSession {
   const prof::SessionData& all_;
   std::mt19937_64 rng_;
   std::shared_ptr<prof::SessionData> live_;
-  std::vector<size_t> ops_, gpu_, memory_, counters_;
-  size_t next_op_ = 0, next_gpu_ = 0, next_memory_ = 0, next_counter_ = 0;
+  std::vector<size_t> ops_, gpu_, memory_, counters_, collectives_;
+  size_t next_op_ = 0, next_gpu_ = 0, next_memory_ = 0, next_counter_ = 0, next_collective_ = 0;
   size_t closed_steps_ = 0;
   bool open_step_ = false;
   int chunks_ = 0;

@@ -7,6 +7,7 @@
 #include "rt/error.h"
 #include "rt/viz/timeline.h"
 #include "rt/viz/timeline_flows.h"
+#include "rt/viz/timeline_select.h"
 #include "rt/viz/timeline_view.h"
 #include "test_timeline_fixtures.h"
 
@@ -81,6 +82,59 @@ TEST_CASE("tracks come as steps, threads by first event, GPU streams by device a
   REQUIRE(m.last_ns() == 1000);
   REQUIRE(m.event_count() == 1 + 2 + 3 + 3);
   REQUIRE(m.name({0, 0, 0}) == "step 0");
+}
+
+TEST_CASE("collectives get a track per group after the threads, in lanes when several are in flight") {
+  SessionBuilder b;
+  b.thread(1, "main");
+  b.op("all_reduce", 100, 110, 1);
+  auto& first = b.collective("all_reduce", "default", 120, 500);
+  first.enqueue_ns = 100;
+  first.seq = 1;
+  first.bytes = 4096;
+  first.call_site = b.data().strings.intern("train.py:91");
+  b.collective("all_reduce", "default", 200, 400);  // in flight with the first: a second lane
+  b.collective("broadcast", "default", 500, 600);   // starts as the first ends: its lane
+  b.collective("all_gather", "group 1", 50, 60);
+  b.gpu("k", 150, 180, 0, 7);
+  const TimelineModel m(b.shared());
+
+  REQUIRE(track_names(m) == std::vector<std::string>{"main", "collectives: default", "collectives: group 1",
+                                                      "cuda:0 stream 7"});
+  const Track& t = m.tracks()[1];
+  REQUIRE(t.id.kind == TrackKind::Collectives);
+  REQUIRE(t.levels.size() == 2);
+  REQUIRE(t.levels[0].records == std::vector<uint32_t>{0, 2});
+  REQUIRE(t.levels[1].records == std::vector<uint32_t>{1});
+  require_well_nested(Track{.levels = {t.levels[0]}});
+  REQUIRE(m.self_ns({1, 0, 0}) == 380);  // lanes are not children: the whole duration
+  REQUIRE(m.name({1, 1, 0}) == "all_reduce");
+  REQUIRE(m.find(EventSource::Collective, 2) == EventRef{1, 0, 1});
+  REQUIRE(m.find(EventSource::Collective, 3) == EventRef{2, 0, 0});
+  REQUIRE(m.event_count() == 1 + 4 + 1);
+
+  const EventDetails d = details(m, {1, 0, 0});
+  REQUIRE(d.kind == "collective");
+  REQUIRE(d.group == "default");
+  REQUIRE(d.seq == 1);
+  REQUIRE(d.bytes == 4096);
+  REQUIRE(d.call_site == "train.py:91");
+  REQUIRE(d.queued_ns == 20);
+  REQUIRE(EventSearch(m, "broadcast").matches() == std::vector<EventRef>{{1, 0, 1}});
+}
+
+TEST_CASE("a merged job lists each rank's threads and then its collectives, rank by rank") {
+  SessionBuilder b;
+  b.data().threads.push_back({1, 1, b.data().strings.intern("rank 0 \u00b7 main"), 0});
+  b.data().threads.push_back({2, 2, b.data().strings.intern("rank 1 \u00b7 main"), 1});
+  b.op("step", 100, 200, 2);  // rank 1 starts first: still listed after rank 0
+  b.op("step", 300, 400, 1);
+  b.collective("all_reduce", "default", 150, 250, 2, 1);
+  b.collective("all_reduce", "default", 350, 450, 1, 0);
+  const TimelineModel m(b.shared());
+  REQUIRE(track_names(m) == std::vector<std::string>{"rank 0 \u00b7 main", "rank 0 \u00b7 collectives: default",
+                                                      "rank 1 \u00b7 main", "rank 1 \u00b7 collectives: default"});
+  REQUIRE(m.tracks()[3].rank == 1);
 }
 
 TEST_CASE("track ids name what a track shows and survive a later snapshot with new tracks") {

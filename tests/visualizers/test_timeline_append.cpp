@@ -71,6 +71,20 @@ SessionData messy_session(uint64_t seed) {
   const char* names[] = {"lr", "grad norm", "samples/s"};
   for (int i = 0; i < 300; ++i)
     d.counters.push_back({between(0, 40) * (end / 40), d.strings.intern(names[i % 3]), double(i)});  // equal times
+  // Collectives of two groups, several in flight at once (lanes), one group appearing only late.
+  const auto all_reduce = d.strings.intern("all_reduce"), group = d.strings.intern("default"),
+             late_group = d.strings.intern("group 1");
+  for (int i = 0; i < 80; ++i) {
+    rt::prof::CollectiveRecord c;
+    c.start_ns = between(0, end);
+    c.enqueue_ns = c.start_ns - between(0, 1000);
+    c.end_ns = c.start_ns + between(1, 300000);
+    c.thread = 1;
+    c.name = all_reduce;
+    c.group = i > 60 && i % 2 ? late_group : group;
+    c.seq = uint64_t(i);
+    d.collectives.push_back(c);
+  }
   return d;
 }
 
@@ -88,6 +102,7 @@ void require_same_model(const TimelineModel& a, const TimelineModel& b) {
     INFO("track " << t << " " << y.name);
     REQUIRE(x.id == y.id);
     REQUIRE(x.name == y.name);
+    REQUIRE(x.rank == y.rank);
     REQUIRE(x.first_ns == y.first_ns);
     REQUIRE(x.last_ns == y.last_ns);
     REQUIRE(x.levels.size() == y.levels.size());
@@ -109,6 +124,8 @@ void require_same_model(const TimelineModel& a, const TimelineModel& b) {
   REQUIRE(a.event_count() == b.event_count());
   REQUIRE(found(a, EventSource::Op, a.data().ops.size()) == found(b, EventSource::Op, b.data().ops.size()));
   REQUIRE(found(a, EventSource::Gpu, a.data().gpu.size()) == found(b, EventSource::Gpu, b.data().gpu.size()));
+  REQUIRE(found(a, EventSource::Collective, a.data().collectives.size()) ==
+          found(b, EventSource::Collective, b.data().collectives.size()));
 }
 
 // Appends chunk after chunk, comparing with a model built from scratch after each; returns the chunks fed.

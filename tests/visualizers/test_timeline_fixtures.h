@@ -42,6 +42,19 @@ class SessionBuilder {
     data_.gpu.push_back(r);
     return data_.gpu.back();
   }
+  prof::CollectiveRecord& collective(const std::string& name, const std::string& group, int64_t start, int64_t end,
+                                     uint64_t thread = 1, int32_t rank = -1) {
+    prof::CollectiveRecord c;
+    c.enqueue_ns = start;
+    c.start_ns = start;
+    c.end_ns = end;
+    c.thread = thread;
+    c.name = data_.strings.intern(name);
+    c.group = data_.strings.intern(group);
+    c.rank = rank;
+    data_.collectives.push_back(c);
+    return data_.collectives.back();
+  }
   SessionBuilder& counter(const std::string& name, int64_t time, double value) {
     data_.counters.push_back({time, data_.strings.intern(name), value});
     return *this;

@@ -54,6 +54,8 @@ ImU32 event_color(EventHue hue, std::string_view name) {
     case EventHue::Memset: return hsv(0.07f, 0.65f, 0.85f);
     case EventHue::CudaApi: return hsv(0.58f, 0.22f, 0.55f + 0.1f * shade);
     case EventHue::Step: return hsv(0.58f, 0.30f, 0.40f + 0.1f * shade);
+    // Communication: one orange band, a shade per op, so all-reduces and broadcasts read apart.
+    case EventHue::Collective: return hsv(0.08f + jitter * 0.04f, 0.70f, 0.80f + 0.1f * shade);
   }
   return palette::kFolded;
 }

@@ -16,6 +16,7 @@ EventHue hue_of(const TimelineModel& model, const EventRef& e) {
   const prof::SessionData& d = model.data();
   switch (model.source(e)) {
     case EventSource::Step: return EventHue::Step;
+    case EventSource::Collective: return EventHue::Collective;
     case EventSource::Op:
       switch (d.ops[model.record(e)].kind) {
         case prof::OpKind::BackwardNode: return EventHue::BackwardNode;

@@ -6,6 +6,7 @@
 
 #include "rt/viz/draw/draw_style.h"
 #include "rt/viz/draw/timeline_draw.h"
+#include "rt/viz/memory_timeline_blocks.h"
 
 namespace rt::viz::draw {
 
@@ -113,6 +114,14 @@ void TimelineDraw::draw_details(float scale) {
   if (!d.module.empty()) lines.push_back({"module", d.module});
   if (!d.input_shapes.empty()) lines.push_back({"shapes", d.input_shapes});
   if (!d.input_dtypes.empty()) lines.push_back({"dtypes", d.input_dtypes});
+  if (!d.group.empty()) {
+    std::string group = fmt::format("'{}', sequence {}", d.group, d.seq);
+    if (d.peer >= 0) group += fmt::format(", {} {}", d.kind == "point-to-point" ? "peer" : "root", d.peer);
+    lines.push_back({"group", group});
+    lines.push_back({"bytes", format_bytes(int64_t(d.bytes))});
+    if (!d.call_site.empty()) lines.push_back({"call site", d.call_site});
+    lines.push_back({"queued", format_duration(d.queued_ns)});
+  }
   lines.push_back({"start", fmt::format("+{}", format_duration(d.start_ns - time_origin()))});
   lines.push_back({"duration", format_duration(d.duration_ns)});
   lines.push_back({"self", format_duration(d.self_ns)});
@@ -120,7 +129,7 @@ void TimelineDraw::draw_details(float scale) {
   if (d.sequence_nr >= 0) args += fmt::format("sequence_nr={} ", d.sequence_nr);
   if (d.correlation_id) args += fmt::format("correlation={} ", d.correlation_id);
   if (d.device >= 0) args += fmt::format("device={} stream={} ", d.device, d.stream);
-  if (d.bytes) args += fmt::format("bytes={} ", d.bytes);
+  if (d.bytes && d.group.empty()) args += fmt::format("bytes={} ", d.bytes);
   args += fmt::format("depth={}", d.depth);
   lines.push_back({"args", args});
   const size_t arrows = flows().for_event(*selected_).size();

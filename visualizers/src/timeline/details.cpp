@@ -1,5 +1,7 @@
 #include "rt/viz/timeline_select.h"
 
+#include <algorithm>
+
 namespace rt::viz {
 
 namespace {
@@ -64,6 +66,20 @@ EventDetails details(const TimelineModel& model, const EventRef& e) {
       const prof::StepRecord& s = d.steps[r];
       out.kind = "step";
       out.repaired = s.start_ns != out.start_ns || s.end_ns != out.end_ns;
+      break;
+    }
+    case EventSource::Collective: {
+      const prof::CollectiveRecord& c = d.collectives[r];
+      out.kind = c.point_to_point ? "point-to-point" : "collective";
+      out.input_shapes = d.strings.at(c.shape);
+      out.input_dtypes = d.strings.at(c.dtype);
+      out.bytes = uint64_t(std::max<int64_t>(c.bytes, 0));
+      out.group = d.strings.at(c.group);
+      out.call_site = d.strings.at(c.call_site);
+      out.seq = int64_t(c.seq);
+      out.peer = c.peer;
+      out.queued_ns = c.start_ns - c.enqueue_ns;
+      out.repaired = c.end_ns < c.start_ns;
       break;
     }
   }

@@ -36,6 +36,7 @@ EventSearch::EventSearch(const TimelineModel& model, std::string_view text) {
           case EventSource::Op: hit = name_matches[d.ops[r].name]; break;
           case EventSource::Gpu: hit = name_matches[d.gpu[r].name]; break;
           case EventSource::Step: hit = lower(model.name({t, l, i})).find(needle) != std::string::npos; break;
+          case EventSource::Collective: hit = name_matches[d.collectives[r].name]; break;
         }
         if (hit) matches_.push_back({t, l, i});
       }

@@ -39,10 +39,12 @@ void TimelineModel::append(const prof::SessionGrowth& growth) {
                     "steps and the data {}",
                     growth.steps, steps_seen_, d.steps.size()));
   const bool steps_changed = growth.steps != steps_seen_ || d.steps.size() != steps_seen_;
+  check_continues("collective", growth.collectives, collectives_seen_, d.collectives.size());
 
   append_intervals(growth);
   append_counters(growth);
   if (steps_changed) append_steps();
+  if (d.collectives.size() != collectives_seen_) append_collectives();
 
   // Threads may have been named since (a ThreadRecord arrives with a thread's first flushed records).
   std::unordered_map<uint64_t, const prof::ThreadRecord*> records;
@@ -167,6 +169,25 @@ void TimelineModel::append_steps() {
     slot_of_.erase(slot_of_.begin() + ptrdiff_t(p));
   } else {
     *it = std::move(built.tracks.front());
+  }
+}
+
+// Collectives arrive a few per step: their tracks are rebuilt whole, each keeping its slot (only the
+// collective tracks name themselves by id; no index refers to their slots).
+void TimelineModel::append_collectives() {
+  const prof::SessionData& d = *data_;
+  BuiltTracks built;
+  add_collective_tracks(d, built);
+  collectives_seen_ = d.collectives.size();
+  for (Track& t : built.tracks) {
+    const auto it = std::find_if(tracks_.begin(), tracks_.end(), [&](const Track& k) { return k.id == t.id; });
+    if (it != tracks_.end()) {
+      *it = std::move(t);
+      continue;
+    }
+    tracks_.push_back(std::move(t));
+    slot_of_.push_back(uint32_t(position_of_.size()));
+    position_of_.push_back(uint32_t(tracks_.size() - 1));
   }
 }
 

@@ -36,6 +36,7 @@ TimelineModel::TimelineModel(std::shared_ptr<const prof::SessionData> data) : da
               built.unknown_thread_events};
   counters_seen_ = data_->counters.size();
   steps_seen_ = data_->steps.size();
+  collectives_seen_ = data_->collectives.size();
   slot_of_.resize(tracks_.size());
   std::iota(slot_of_.begin(), slot_of_.end(), uint32_t(0));
   op_events_.assign(data_->ops.size(), kNotDrawn);
@@ -103,6 +104,7 @@ std::string TimelineModel::name(const EventRef& e) const {
     case EventSource::Op: return data_->strings.at(data_->ops[r].name);
     case EventSource::Gpu: return data_->strings.at(data_->gpu[r].name);
     case EventSource::Step: return fmt::format("step {}", data_->steps[r].step);
+    case EventSource::Collective: return data_->strings.at(data_->collectives[r].name);
   }
   return {};
 }
@@ -112,6 +114,7 @@ int64_t TimelineModel::self_ns(const EventRef& e) const {
   const int64_t start = level.starts[e.index];
   const int64_t end = level.ends[e.index];
   int64_t self = end - start;
+  if (level.sources[e.index] == EventSource::Collective) return self;  // lanes, not children
   const auto& levels = tracks_[e.track].levels;
   if (e.level + 1 >= levels.size()) return self;
   const TrackLevel& children = levels[e.level + 1];
@@ -130,8 +133,9 @@ std::optional<EventRef> TimelineModel::find(EventSource source, uint32_t record)
     e.track = position_of_[e.track];
     return e;
   }
+  const TrackKind kind = source == EventSource::Step ? TrackKind::Steps : TrackKind::Collectives;
   for (uint32_t t = 0; t < tracks_.size(); ++t) {
-    if (tracks_[t].id.kind != TrackKind::Steps) continue;
+    if (tracks_[t].id.kind != kind) continue;
     for (uint32_t l = 0; l < tracks_[t].levels.size(); ++l) {
       const TrackLevel& level = tracks_[t].levels[l];
       for (uint32_t i = 0; i < level.size(); ++i)

@@ -61,10 +61,25 @@ void add_thread_tracks(const prof::SessionData& data, BuiltTracks& out) {
     if (it == records.end()) out.unknown_thread_events += events.slices.size();
     std::string name = thread_track_name(data, thread, it == records.end() ? nullptr : it->second);
     threads.push_back(interval_track({TrackKind::Thread, thread, 0}, std::move(name), std::move(events), out));
+    if (it != records.end()) threads.back().rank = it->second->rank;
   }
   std::sort(threads.begin(), threads.end(), displayed_before);
   for (Track& t : threads) out.tracks.push_back(std::move(t));
 }
+
+// Display order of the kinds: a rank's collectives follow its threads (displayed_before compares ranks first).
+int kind_order(TrackKind k) {
+  switch (k) {
+    case TrackKind::Steps: return 0;
+    case TrackKind::Thread: return 1;
+    case TrackKind::Collectives: return 2;
+    case TrackKind::GpuStream: return 3;
+    case TrackKind::Counter: return 4;
+  }
+  return 5;
+}
+
+bool per_rank(TrackKind k) { return k == TrackKind::Thread || k == TrackKind::Collectives; }
 
 void add_stream_tracks(const prof::SessionData& data, BuiltTracks& out) {
   std::map<std::pair<int32_t, int32_t>, TrackEvents> by_stream;
@@ -124,10 +139,12 @@ void set_extent(Track& t) {
 }
 
 bool displayed_before(const Track& a, const Track& b) {
-  if (a.id.kind != b.id.kind) return a.id.kind < b.id.kind;
+  if (per_rank(a.id.kind) && per_rank(b.id.kind) && a.rank != b.rank) return a.rank < b.rank;
+  if (a.id.kind != b.id.kind) return kind_order(a.id.kind) < kind_order(b.id.kind);
   switch (a.id.kind) {
     case TrackKind::Steps: return false;
     case TrackKind::Thread: return a.first_ns != b.first_ns ? a.first_ns < b.first_ns : a.id.key < b.id.key;
+    case TrackKind::Collectives: return a.name < b.name;
     case TrackKind::GpuStream:
       return std::pair(int32_t(uint32_t(a.id.key)), a.id.sub) < std::pair(int32_t(uint32_t(b.id.key)), b.id.sub);
     case TrackKind::Counter: return a.name < b.name;
@@ -160,12 +177,44 @@ uint64_t counter_track_key(const std::string& name) {
   return h;
 }
 
+void add_collective_tracks(const prof::SessionData& data, BuiltTracks& out) {
+  std::map<std::pair<int32_t, std::string>, std::vector<uint32_t>> by_group;  // (rank, group) -> records
+  for (size_t i = 0; i < data.collectives.size(); ++i)
+    by_group[{data.collectives[i].rank, data.strings.at(data.collectives[i].group)}].push_back(uint32_t(i));
+  for (const auto& [key, records] : by_group) {
+    const auto& [rank, group] = key;
+    std::vector<prof::CollectiveRecord> subset;
+    subset.reserve(records.size());
+    for (uint32_t r : records) subset.push_back(data.collectives[r]);
+    const std::vector<uint32_t> lanes = prof::pack_collective_lanes(subset);
+    Track t;
+    t.id = {TrackKind::Collectives, counter_track_key(group), rank};
+    t.name = rank >= 0 ? fmt::format("rank {} \u00b7 collectives: {}", rank, group) : "collectives: " + group;
+    t.rank = rank;
+    std::vector<uint32_t> order(records.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return subset[a].start_ns < subset[b].start_ns; });
+    for (uint32_t i : order) {
+      if (t.levels.size() <= lanes[i]) t.levels.resize(lanes[i] + 1);
+      TrackLevel& level = t.levels[lanes[i]];
+      level.starts.push_back(subset[i].start_ns);
+      level.ends.push_back(std::max(subset[i].end_ns, subset[i].start_ns));
+      level.records.push_back(records[i]);
+      level.sources.push_back(EventSource::Collective);
+    }
+    set_extent(t);
+    out.tracks.push_back(std::move(t));
+  }
+}
+
 BuiltTracks build_tracks(const prof::SessionData& data) {
   BuiltTracks out;
   add_step_track(data, out);
   add_thread_tracks(data, out);
+  add_collective_tracks(data, out);
   add_stream_tracks(data, out);
   add_counter_tracks(data, out);
+  std::stable_sort(out.tracks.begin(), out.tracks.end(), displayed_before);
   return out;
 }
 

@@ -24,6 +24,9 @@ void add_step_track(const prof::SessionData& data, BuiltTracks& out);
 
 uint64_t counter_track_key(const std::string& name);  // FNV-1a of the counter name
 
+// The collective tracks alone, one per (rank, group), appended to out.tracks in display order.
+void add_collective_tracks(const prof::SessionData& data, BuiltTracks& out);
+
 // Which track a GPU activity goes on: its thread's (CUDA runtime and driver calls) or its stream's (kernels,
 // memcpys, memsets); synchronization records go on neither.
 bool on_thread_track(prof::GpuActivityKind k);
@@ -40,8 +43,9 @@ std::string stream_track_name(const prof::SessionData& data, int32_t device, int
 // first_ns and last_ns of an interval track from its levels (each level's ends are non-decreasing).
 void set_extent(Track& t);
 
-// Where each kind of track goes, in the contract's order (rt/viz/timeline.h): steps, threads by first event
-// then thread id, GPU streams by device then stream, counters by name.
+// Where each kind of track goes, in the contract's order (rt/viz/timeline.h): steps; threads by first event
+// then thread id, then collectives by group name, rank by rank; GPU streams by device then stream; counters
+// by name.
 bool displayed_before(const Track& a, const Track& b);
 
 }  // namespace rt::viz

@@ -1,5 +1,5 @@
 // rt/viz/timeline.h — the timeline's tracks, built once from a profiling session: one track per CPU
-// thread, per GPU device+stream, per counter, and one for the steps. The view model every timeline
+// thread, per process group's collectives, per GPU device+stream, per counter, and one for the steps. The view model every timeline
 // query reads (level of detail, flows, selection, search); no Qt, no GL, no ImGui.
 //
 //   auto data = std::make_shared<const rt::prof::SessionData>(session.snapshot());
@@ -18,9 +18,15 @@
 //
 // Contracts
 // - Track order: the step track first (when the session has steps), then CPU threads by their first
-//   event (ties by thread id), GPU streams by (device, stream), counters by name. A TrackId names
-//   what a track shows (thread id, device+stream, counter name), so it stays the same across
-//   snapshots of one live session even when new tracks appear; track indexes are positions.
+//   event (ties by thread id) followed by the collective tracks by group name, GPU streams by (device,
+//   stream), counters by name. In a merged job (rt/prof/rank_merge.h) the threads and collective tracks
+//   go rank by rank, in rank order. A TrackId names what a track shows (thread id, rank and group,
+//   device+stream, counter name), so it stays the same across snapshots of one live session even when
+//   new tracks appear; track indexes are positions.
+// - Collective tracks ("collectives: default", "rank 1 · collectives: default") hold each CollectiveRecord
+//   of one process group (and rank) from its start to its end. Collectives overlap without nesting, so
+//   their levels are lanes (Note [Collective lanes] in rt/prof/nesting.h), not depths, and an event's self
+//   time is its whole duration. append() rebuilds them whenever collectives arrived (a few per step).
 // - Thread tracks hold ops, backward nodes and user ranges (OpRecord), plus CUDA runtime and driver
 //   calls (GpuActivityRecord Runtime/Driver) on the thread that made them. GPU tracks hold kernels,
 //   memcpys and memsets; synchronization records are not drawn. Counter tracks hold samples, not
@@ -55,9 +61,10 @@
 
 namespace rt::viz {
 
-enum class TrackKind : uint8_t { Steps, Thread, GpuStream, Counter };
+enum class TrackKind : uint8_t { Steps, Thread, GpuStream, Counter, Collectives };
 
-// What a track shows: kind + thread id / (device, stream) / hash of the counter name.
+// What a track shows: kind + thread id / (device, stream) / hash of the counter name / (hash of the group
+// name, rank).
 struct TrackId {
   TrackKind kind = TrackKind::Thread;
   uint64_t key = 0;
@@ -66,13 +73,13 @@ struct TrackId {
 };
 
 // Where a timeline event comes from in the SessionData.
-enum class EventSource : uint8_t { Op, Gpu, Step };
+enum class EventSource : uint8_t { Op, Gpu, Step, Collective };
 
 // One level of a track: the events at one nesting depth, as parallel arrays sorted by start.
 struct TrackLevel {
   std::vector<int64_t> starts;
   std::vector<int64_t> ends;
-  std::vector<uint32_t> records;       // index into SessionData::ops / gpu / steps
+  std::vector<uint32_t> records;       // index into SessionData::ops / gpu / steps / collectives
   std::vector<EventSource> sources;
   size_t size() const { return starts.size(); }
 };
@@ -80,7 +87,8 @@ struct TrackLevel {
 struct Track {
   TrackId id;
   std::string name;                    // "main", "thread 7", "cuda:0 stream 7" (or the SessionData's
-                                       // StreamRecord name), "loss", "steps"
+                                       // StreamRecord name), "loss", "steps", "collectives: default"
+  int32_t rank = -1;                   // threads and collectives of a merged job: their rank
   std::vector<TrackLevel> levels;      // levels[0] is the outermost
   std::vector<uint32_t> counter_samples;  // Counter tracks: indexes into SessionData::counters, by time
   std::vector<int64_t> counter_times;     // ... and their times and values, in the same order
@@ -126,11 +134,11 @@ class TimelineModel {
   int64_t start_ns(const EventRef& e) const;
   int64_t end_ns(const EventRef& e) const;
   EventSource source(const EventRef& e) const;
-  uint32_t record(const EventRef& e) const;  // index into ops / gpu / steps
-  std::string name(const EventRef& e) const; // op or kernel name; "step 3" for steps
-  // Time of e minus the time of its children on the next level; never negative.
+  uint32_t record(const EventRef& e) const;  // index into ops / gpu / steps / collectives
+  std::string name(const EventRef& e) const; // op, kernel or collective name; "step 3" for steps
+  // Time of e minus the time of its children on the next level; never negative. Collectives: their duration.
   int64_t self_ns(const EventRef& e) const;
-  // The event of `record` in ops (EventSource::Op) or gpu (Gpu), if it is on a track.
+  // The event of `record` in ops (EventSource::Op), gpu (Gpu), steps or collectives, if it is on a track.
   std::optional<EventRef> find(EventSource source, uint32_t record) const;
 
  private:
@@ -145,6 +153,7 @@ class TimelineModel {
   const TrackLevel& level_of(const EventRef& e) const;
   void finish_tracks();  // from the tracks: slot positions, warnings, extent and event count
   void append_steps();
+  void append_collectives();
   void append_intervals(const prof::SessionGrowth& growth);
   void append_counters(const prof::SessionGrowth& growth);
 
@@ -160,6 +169,7 @@ class TimelineModel {
   Repairs repairs_;
   size_t counters_seen_ = 0;
   size_t steps_seen_ = 0;
+  size_t collectives_seen_ = 0;
   int64_t first_ns_ = 0;
   int64_t last_ns_ = 0;
   size_t event_count_ = 0;

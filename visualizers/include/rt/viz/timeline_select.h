@@ -46,7 +46,7 @@ std::optional<EventRef> hit_test(const TimelineModel& model, uint32_t track, dou
 struct EventDetails {
   std::string name;
   std::string kind;          // "op", "backward node", "user range", "kernel", "memcpy", "memset",
-                             // "cuda runtime", "cuda driver", "step"
+                             // "cuda runtime", "cuda driver", "step", "collective", "point-to-point"
   std::string track;         // the track's name
   std::string module;        // ops only
   std::string input_shapes;
@@ -60,7 +60,13 @@ struct EventDetails {
   uint64_t correlation_id = 0;  // ops: correlation_id; GPU activities: external_id (the op's)
   int32_t device = -1;          // GPU activities
   int32_t stream = -1;
-  uint64_t bytes = 0;           // memcpy / memset
+  uint64_t bytes = 0;           // memcpy / memset; collectives: every tensor's bytes
+  // collectives (input_shapes and input_dtypes: the first tensor's shape and dtype)
+  std::string group;            // "default"
+  std::string call_site;        // "train.py:91"
+  int64_t seq = -1;             // sequence number in the group
+  int32_t peer = -1;            // root, source or destination
+  int64_t queued_ns = 0;        // from the caller's enqueue to the backend's start
   bool repaired = false;
 };
 

@@ -45,7 +45,7 @@ inline constexpr ImU32 kLaunchFlow = IM_COL32(250, 200, 60, 255);
 inline constexpr ImU32 kBackwardFlow = IM_COL32(230, 110, 230, 255);
 }  // namespace palette
 
-enum class EventHue : uint8_t { Op, BackwardNode, UserRange, Kernel, Memcpy, Memset, CudaApi, Step };
+enum class EventHue : uint8_t { Op, BackwardNode, UserRange, Kernel, Memcpy, Memset, CudaApi, Step, Collective };
 
 ImU32 event_color(EventHue hue, std::string_view name);
 // Dark or light text, whichever reads better on `background`.
