@@ -223,6 +223,15 @@ void bind_session_data(py::module_& m) {
       .def_property_readonly("memory_count", [](const prof::SessionData& d) { return d.memory.size(); })
       .def_property_readonly("gpu_count", [](const prof::SessionData& d) { return d.gpu.size(); })
       .def("ops", &ops_as_tuples)
+      .def("collectives",
+           [](const prof::SessionData& d) {
+             py::list out;
+             for (const prof::CollectiveRecord& c : d.collectives)
+               out.append(py::make_tuple(text(d, c.name), text(d, c.group), c.seq, text(d, c.shape), text(d, c.dtype),
+                                         c.numel, c.bytes, c.peer, c.point_to_point, text(d, c.call_site),
+                                         c.enqueue_ns, c.start_ns, c.end_ns, c.thread));
+             return out;
+           })
       .def("threads",
            [](const prof::SessionData& d) {
              py::list out;

@@ -219,6 +219,7 @@ with prof.profile() as p:
 events = p.events()
 backward = [e for e in events if e.is_backward]
 reduces = [e for e in events if e.name == "all_reduce"]
+comms = [c for c in p.collectives() if c.name == "all_reduce"]
 hooked = DDP(make_model(rt.float32))
 hooked.register_comm_hook(None, default_hooks.fp16_compress_hook)
 xb, yb = batch(0, rt.float32, 12)
@@ -227,6 +228,7 @@ print("RESULT " + json.dumps({
     "buckets": len(model.bucket_sizes()), "reduces": len(reduces),
     "first_reduce_start": min(e.time_range.start for e in reduces),
     "backward_end": max(e.time_range.end for e in backward),
+    "comms": [[c.group, c.seq, c.bytes, c.dtype, c.enqueue_ns, c.start_ns, c.end_ns, c.call_site] for c in comms],
     "hooked": [p.grad.tolist() for p in hooked.module.parameters()]}))
 """
     results = run_ranks(code, 2, timeout=180)
@@ -239,6 +241,14 @@ print("RESULT " + json.dumps({
         assert res["buckets"] >= 4 and res["reduces"] == res["buckets"]
         # communication overlaps the backward: the first bucket's all-reduce starts before backward ends
         assert res["first_reduce_start"] < res["backward_end"]
+        # ... as the profiler's collective records show: each bucket's all-reduce, with its bytes, ran on
+        # gloo's workers while backward nodes were still running
+        comms = res["comms"]
+        assert len(comms) == res["buckets"]
+        assert sum(c[2] for c in comms) == 6 * (256 * 256 + 256) * 8
+        assert all(c[0] == "default" and c[3] == "float64" and c[4] <= c[5] <= c[6] for c in comms)
+        assert sorted(c[1] for c in comms) == list(range(comms[0][1], comms[0][1] + len(comms)))
+        assert min(c[5] for c in comms) / 1e3 < res["backward_end"]
         for got, p in zip(res["hooked"], m.parameters()):
             np.testing.assert_allclose(np.array(got), p.grad.numpy(), rtol=2e-3, atol=2e-3)
 

@@ -19,11 +19,13 @@
 Names follow torch.profiler: profile, record_function, ProfilerActivity, ProfilerAction, schedule,
 tensorboard_trace_handler (here also chrome_trace_handler). Additions: counter(name, value) and
 profile.add_counter log scalar values as counter tracks (Kineto's "C" events); profile(store=...)
-keeps each recording in the SQLite session store; profile.session is the raw record model.
+keeps each recording in the SQLite session store; profile.collectives() lists the process groups'
+collectives (group, sequence number, bytes, peer, call site, queue and run times); profile.session is the
+raw record model.
 Not supported (each raises NotImplementedError when asked for): with_flops, Python call stacks
 (group_by_stack_n), record_function args.
 """
-from ._events import EventList, FunctionEvent, FunctionEventAvg
+from ._events import CollectiveEvent, EventList, FunctionEvent, FunctionEventAvg
 from ._profile import profile
 from ._ranges import counter, record_function
 from ._schedule import (ProfilerAction, ProfilerActivity, chrome_trace_handler, schedule,
@@ -31,7 +33,7 @@ from ._schedule import (ProfilerAction, ProfilerActivity, chrome_trace_handler, 
 
 __all__ = ["profile", "record_function", "counter", "ProfilerActivity", "ProfilerAction", "schedule",
            "chrome_trace_handler", "tensorboard_trace_handler", "EventList", "FunctionEvent",
-           "FunctionEventAvg", "is_profiling"]
+           "FunctionEventAvg", "CollectiveEvent", "is_profiling"]
 
 
 def is_profiling():

@@ -7,7 +7,7 @@ from .. import _C
 
 _P = _C._profiler
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg"]
+__all__ = ["CollectiveEvent", "EventList", "FunctionEvent", "FunctionEventAvg"]
 
 
 def parse_shapes(text):
@@ -61,6 +61,37 @@ class FunctionEvent:
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us self_cpu_time_total={self.self_cpu_time_total:.3f}us "
                 f"input_shapes={self.input_shapes}>")
+
+
+class CollectiveEvent:
+    """One collective or send/recv of a rustytorch.distributed process group that finished while the profile
+    recorded: issued at enqueue_ns by `thread`, started by the backend at start_ns (gloo's worker took it up;
+    the other backends start it as it is issued), finished at end_ns. time_range is start to end."""
+
+    __slots__ = ("name", "group", "seq", "shape", "dtype", "numel", "bytes", "peer", "point_to_point",
+                 "call_site", "enqueue_ns", "start_ns", "end_ns", "thread")
+
+    def __init__(self, name, group, seq, shape, dtype, numel, bytes, peer, point_to_point, call_site,
+                 enqueue_ns, start_ns, end_ns, thread):
+        self.name, self.group, self.seq = name, group, seq
+        self.shape = parse_shapes(shape)
+        self.dtype, self.numel, self.bytes, self.peer = dtype, numel, bytes, peer
+        self.point_to_point, self.call_site = point_to_point, call_site
+        self.enqueue_ns, self.start_ns, self.end_ns, self.thread = enqueue_ns, start_ns, end_ns, thread
+
+    time_range = property(lambda self: _Interval(self.start_ns / 1e3, self.end_ns / 1e3))
+    queued_us = property(lambda self: (self.start_ns - self.enqueue_ns) / 1e3)
+    duration_us = property(lambda self: (self.end_ns - self.start_ns) / 1e3)
+
+    def __repr__(self):
+        peer = f" peer={self.peer}" if self.peer >= 0 else ""
+        site = f" at {self.call_site}" if self.call_site else ""
+        return (f"<CollectiveEvent {self.name}({self.shape} {self.dtype}{peer}) group={self.group!r} seq={self.seq} "
+                f"bytes={self.bytes} duration={self.duration_us:.1f}us{site}>")
+
+
+def build_collectives(data):
+    return [CollectiveEvent(*row) for row in data.collectives()]
 
 
 class _Interval:

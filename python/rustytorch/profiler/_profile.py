@@ -4,7 +4,7 @@ import sys
 import warnings
 
 from .. import _C
-from ._events import EventList, FunctionEventAvg, build_events
+from ._events import EventList, FunctionEventAvg, build_collectives, build_events
 from ._memory_timeline import write_memory_timeline
 from ._ranges import _as_float
 from ._schedule import RECORDING_ACTIONS, ProfilerAction, ProfilerActivity
@@ -174,6 +174,12 @@ class profile:
     def events(self):
         """Every recorded op, backward node and record_function range as FunctionEvents (start order)."""
         return build_events(self._finished("events"))
+
+    def collectives(self):
+        """Every collective and send/recv of a rustytorch.distributed process group that finished while the
+        profile recorded, as CollectiveEvents in start order: name, group, seq, shape, dtype, bytes, peer,
+        call_site, and enqueue/start/end times (the exported trace shows them on "collectives" tracks)."""
+        return build_collectives(self._finished("collectives"))
 
     def total_average(self):
         return self.key_averages().total_average()
