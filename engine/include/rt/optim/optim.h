@@ -12,6 +12,7 @@
 #include "rt/optim/adam.h"
 #include "rt/optim/adamax.h"
 #include "rt/optim/adamw.h"
+#include "rt/optim/cyclic_lr.h"
 #include "rt/optim/functional.h"
 #include "rt/optim/lr_scheduler.h"
 #include "rt/optim/nadam.h"
