@@ -19,6 +19,7 @@ PYBIND11_MODULE(_C, m) {
   rtpy::bind_autograd(m);
   rtpy::bind_amp(m);
   rtpy::bind_io(m);
+  rtpy::bind_optim_steps(m);
   rtpy::bind_profiler(m);
   auto debug = m.def_submodule("_debug", "backward debugger bindings (use rustytorch.debug)");
   rtpy::bind_debug(debug);

@@ -85,6 +85,86 @@ double LinearLR::lr_at(double base_lr, int64_t epoch) const {
   return base_lr * (start_factor + (end_factor - start_factor) * progress);
 }
 
+ConstantLR::ConstantLR(Optimizer& optimizer, double f, int64_t total, int64_t last_epoch)
+    : LRScheduler(optimizer, last_epoch), factor(f), total_iters(total) {
+  if (!(f >= 0.0 && f <= 1.0))
+    throw ValueError("ConstantLR: constant multiplicative factor expected to be between 0 and 1, got " +
+                     std::to_string(f));
+  initial_step();
+}
+
+double ConstantLR::lr_at(double base_lr, int64_t epoch) const {
+  return epoch >= total_iters ? base_lr : base_lr * factor;
+}
+
+PolynomialLR::PolynomialLR(Optimizer& optimizer, int64_t total, double p, int64_t last_epoch)
+    : LRScheduler(optimizer, last_epoch), total_iters(total), power(p) {
+  if (total <= 0) throw ValueError("PolynomialLR: total_iters must be positive, got " + std::to_string(total));
+  initial_step();
+}
+
+double PolynomialLR::lr_at(double base_lr, int64_t epoch) const {
+  return base_lr * std::pow(1.0 - double(std::min(total_iters, epoch)) / double(total_iters), power);
+}
+
+CosineAnnealingWarmRestarts::CosineAnnealingWarmRestarts(Optimizer& optimizer, int64_t t0, int64_t mult,
+                                                         double min_lr, int64_t last_epoch)
+    : LRScheduler(optimizer, last_epoch), T_0(t0), T_mult(mult), eta_min(min_lr) {
+  if (t0 <= 0) throw ValueError("CosineAnnealingWarmRestarts: expected positive integer T_0, but got " + std::to_string(t0));
+  if (mult < 1)
+    throw ValueError("CosineAnnealingWarmRestarts: expected integer T_mult >= 1, but got " + std::to_string(mult));
+  initial_step();
+}
+
+double CosineAnnealingWarmRestarts::lr_at_fraction(double base_lr, double epoch) const {
+  if (!(epoch >= 0.0))
+    throw ValueError("CosineAnnealingWarmRestarts: expected non-negative epoch, but got " + std::to_string(epoch));
+  double t_cur = epoch, t_i = double(T_0);
+  if (T_mult == 1) {
+    t_cur = std::fmod(epoch, t_i);
+  } else {
+    while (t_cur >= t_i) {  // whole cycles, counted exactly (no logarithm to round)
+      t_cur -= t_i;
+      t_i *= double(T_mult);
+    }
+  }
+  return eta_min + (base_lr - eta_min) * (1.0 + std::cos(std::numbers::pi * t_cur / t_i)) / 2.0;
+}
+
+double CosineAnnealingWarmRestarts::lr_at(double base_lr, int64_t epoch) const {
+  return lr_at_fraction(base_lr, double(epoch));
+}
+
+void CosineAnnealingWarmRestarts::step_to_fraction(double epoch) {
+  std::vector<double> lrs;
+  for (double b : base_lrs()) lrs.push_back(lr_at_fraction(b, epoch));
+  apply(lrs, int64_t(std::floor(epoch)));
+}
+
+ChainedScheduler::ChainedScheduler(Optimizer& optimizer, std::vector<std::shared_ptr<LRScheduler>> schedulers)
+    : LRScheduler(optimizer, -1), schedulers_(std::move(schedulers)) {
+  if (schedulers_.empty()) throw ValueError("ChainedScheduler: expects at least one scheduler");
+  for (size_t i = 0; i < schedulers_.size(); ++i) {
+    if (!schedulers_[i]) throw ValueError("ChainedScheduler: scheduler " + std::to_string(i) + " is null");
+    if (&schedulers_[i]->optimizer() != &optimizer)
+      throw ValueError("ChainedScheduler: expects all schedulers to belong to the same optimizer, but scheduler " +
+                       std::to_string(i) + " drives a different one");
+  }
+  initial_step();
+}
+
+void ChainedScheduler::step_to(int64_t epoch) {
+  for (auto& s : schedulers_) s->last_epoch_ = epoch;  // children follow, so their state_dicts stay true
+  LRScheduler::step_to(epoch);
+}
+
+double ChainedScheduler::lr_at(double base_lr, int64_t epoch) const {
+  if (base_lr == 0.0) return 0.0;
+  double lr = base_lr;
+  for (const auto& s : schedulers_) lr *= s->lr_at(base_lr, epoch) / base_lr;
+  return lr;
+}
+
 SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<std::shared_ptr<LRScheduler>> schedulers,
                            std::vector<int64_t> milestones, int64_t last_epoch)
     : LRScheduler(optimizer, last_epoch), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {

@@ -99,6 +99,16 @@ void Optimizer::set_initial_lr(size_t group, double lr) {
   groups_[group].initial_lr = lr;
 }
 
+std::optional<double> Optimizer::momentum(size_t group) const {
+  check_group(group);
+  return std::nullopt;
+}
+
+void Optimizer::set_momentum(size_t group, double) {
+  check_group(group);
+  throw ValueError(name_ + ": the optimizer has no momentum or betas to cycle; pass cycle_momentum = false");
+}
+
 void Optimizer::zero_grad(bool set_to_none) {
   NoGradGuard ng;
   for (const auto& g : groups_)

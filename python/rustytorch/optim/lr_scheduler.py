@@ -7,6 +7,10 @@
     for epoch in range(100):
         train_one_epoch(); sched.step()            # after the optimizer's steps
     plateau = rt.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=3); plateau.step(val_loss)
+    onecycle = rt.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=1000)   # step() every batch
+
+Schedulers that also drive momentum (OneCycleLR, CyclicLR with cycle_momentum) are in
+_cyclic_schedulers.py and exported here.
 
 Contracts: constructing a scheduler records group["initial_lr"] (required in every group when
 last_epoch != -1) and performs the initial step; step() advances last_epoch and writes each
@@ -18,8 +22,9 @@ import types
 from bisect import bisect_right
 from collections import Counter
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-           "SequentialLR", "ReduceLROnPlateau"]
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
+           "SequentialLR", "PolynomialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
+           "CosineAnnealingWarmRestarts", "OneCycleLR"]
 
 
 def _check_optimizer(optimizer):
@@ -106,6 +111,16 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self):
         return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(LambdaLR):
+    """Multiplies each group's lr by lr_lambda(epoch) on every step after the first."""
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch > 0:
+            return [group["lr"] * fn(self.last_epoch) for fn, group in zip(self.lr_lambdas, groups)]
+        return [group["lr"] for group in groups]
 
 
 class StepLR(LRScheduler):
@@ -210,6 +225,52 @@ class LinearLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor until epoch total_iters, base_lr from then on."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1, verbose=False):
+        if factor > 1.0 or factor < 0:
+            raise ValueError(f"Constant multiplicative factor expected to be between 0 and 1, got {factor}.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in groups]
+        if self.last_epoch != self.total_iters:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * (1.0 / self.factor) for group in groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1, verbose=False):
+        if total_iters <= 0:
+            raise ValueError(f"PolynomialLR: total_iters must be positive, got {total_iters}")
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+            return [group["lr"] for group in groups]
+        factor = ((1.0 - self.last_epoch / self.total_iters) /
+                  (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * factor for group in groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
 class SequentialLR(LRScheduler):
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1, verbose=False):
         _check_optimizer(optimizer)
@@ -243,6 +304,93 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for scheduler, s in zip(self._schedulers, saved):
+            scheduler.load_state_dict(s)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine from base_lr down to eta_min over T_i epochs, then a restart at base_lr with
+    T_i = T_i * T_mult (SGDR, Loshchilov & Hutter). step() advances one epoch; step(epoch) jumps to
+    any epoch, fractional ones included (scheduler.step(epoch + i / iters_per_epoch) each batch)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0, last_epoch=-1, verbose=False):
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self):
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        else:
+            self._jump_to(epoch)
+        self._step_count += 1
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _jump_to(self, epoch):
+        """T_cur and T_i at `epoch` counted from the start of the schedule."""
+        if epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        if epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:
+            # Cycle n starts at T_0 * (T_mult^n - 1) / (T_mult - 1).
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult ** n
+
+
+class ChainedScheduler(LRScheduler):
+    """Steps every scheduler in `schedulers` on each step(), so their (multiplicative) changes compose:
+    ChainedScheduler([ConstantLR(opt, factor=0.1, total_iters=2), ExponentialLR(opt, gamma=0.9)])."""
+
+    def __init__(self, schedulers):
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler")
+        for i, scheduler in enumerate(schedulers[1:], start=1):
+            if scheduler.optimizer is not schedulers[0].optimizer:
+                raise ValueError("ChainedScheduler expects all schedulers to belong to the same optimizer, but got "
+                                 f"schedulers at index 0 and {i} to be different")
+        self._schedulers = schedulers
+        self.optimizer = schedulers[0].optimizer
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def step(self):
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self):
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
@@ -328,3 +476,6 @@ class ReduceLROnPlateau:
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
+
+
+from ._cyclic_schedulers import CyclicLR, OneCycleLR  # noqa: E402  (they derive from LRScheduler above)

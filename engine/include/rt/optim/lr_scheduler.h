@@ -20,8 +20,16 @@
 //     StepLR:             b * gamma^floor(e / step_size)
 //     CosineAnnealingLR:  eta_min + (b - eta_min) * (1 + cos(pi * e / T_max)) / 2
 //     LinearLR:           b * (start + (end - start) * min(e, total_iters) / total_iters)
+//     ConstantLR:         b * factor before total_iters, b from then on
+//     PolynomialLR:       b * (1 - min(e, total_iters) / total_iters)^power
+//     CosineAnnealingWarmRestarts: eta_min + (b - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2, with
+//                         T_cur the epochs since the last restart and T_i = T_0 * T_mult^restarts
 //   The closed forms equal PyTorch's chained (recursive) updates up to rounding, as long as
 //   one scheduler drives the optimizer at a time (use SequentialLR to chain).
+// - ChainedScheduler multiplies its schedulers' factors (lr / base lr) at each epoch: PyTorch's
+//   ChainedScheduler for the multiplicative schedules (StepLR, ConstantLR, LinearLR,
+//   PolynomialLR); chaining CosineAnnealingLR is where PyTorch's recursive form differs.
+// - OneCycleLR and CyclicLR (and their momentum cycling) are in rt/optim/cyclic_lr.h.
 // - SequentialLR runs schedulers[i] from milestones[i - 1] on, each restarted at epoch 0 when
 //   its milestone is reached (PyTorch's behaviour). All schedulers must drive `optimizer`.
 // - state_dict(): "last_epoch" (int64 0-dim), "base_lrs" and "last_lr" (float64 [groups]).
@@ -64,6 +72,7 @@ class LRScheduler {
 
  private:
   friend class SequentialLR;
+  friend class ChainedScheduler;
   Optimizer& optimizer_;
   int64_t last_epoch_;
   std::vector<double> base_lrs_;
@@ -103,6 +112,60 @@ class LinearLR : public LRScheduler {
 
  protected:
   double lr_at(double base_lr, int64_t epoch) const override;
+};
+
+// lr = base * factor until total_iters, then base. factor in [0, 1] (ValueError).
+class ConstantLR : public LRScheduler {
+ public:
+  ConstantLR(Optimizer& optimizer, double factor = 1.0 / 3.0, int64_t total_iters = 5, int64_t last_epoch = -1);
+  const double factor;
+  const int64_t total_iters;
+
+ protected:
+  double lr_at(double base_lr, int64_t epoch) const override;
+};
+
+// lr = base * (1 - min(epoch, total_iters) / total_iters)^power. total_iters > 0 (ValueError).
+class PolynomialLR : public LRScheduler {
+ public:
+  PolynomialLR(Optimizer& optimizer, int64_t total_iters = 5, double power = 1.0, int64_t last_epoch = -1);
+  const int64_t total_iters;
+  const double power;
+
+ protected:
+  double lr_at(double base_lr, int64_t epoch) const override;
+};
+
+// SGDR: a cosine from base lr down to eta_min over T_i epochs, then a restart with
+// T_i = T_i * T_mult (T_0 > 0, T_mult >= 1, ValueError otherwise). step_to_fraction(2.5) sets
+// the lr at a fractional epoch, as PyTorch's step(epoch + i / iters_per_epoch) does.
+class CosineAnnealingWarmRestarts : public LRScheduler {
+ public:
+  CosineAnnealingWarmRestarts(Optimizer& optimizer, int64_t T_0, int64_t T_mult = 1, double eta_min = 0.0,
+                              int64_t last_epoch = -1);
+  void step_to_fraction(double epoch);
+  const int64_t T_0, T_mult;
+  const double eta_min;
+
+ protected:
+  double lr_at(double base_lr, int64_t epoch) const override;
+
+ private:
+  double lr_at_fraction(double base_lr, double epoch) const;
+};
+
+// Steps every scheduler together: lr = base * product of each scheduler's lr_at / base. All must
+// drive `optimizer` (ValueError). Each child keeps its own last_epoch in step.
+class ChainedScheduler : public LRScheduler {
+ public:
+  ChainedScheduler(Optimizer& optimizer, std::vector<std::shared_ptr<LRScheduler>> schedulers);
+  void step_to(int64_t epoch) override;
+
+ protected:
+  double lr_at(double base_lr, int64_t epoch) const override;
+
+ private:
+  std::vector<std::shared_ptr<LRScheduler>> schedulers_;
 };
 
 // schedulers[0] until milestones[0], then schedulers[1] restarted at 0, and so on.

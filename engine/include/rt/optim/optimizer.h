@@ -76,6 +76,11 @@ class Optimizer {
   std::optional<double> initial_lr(size_t group) const;
   void set_initial_lr(size_t group, double lr);
 
+  // The momentum OneCycleLR and CyclicLR cycle: beta1 of "betas" (Adam and its family), else
+  // "momentum" (SGD, RMSprop); nullopt for optimizers with neither, where set_momentum throws ValueError.
+  virtual std::optional<double> momentum(size_t group) const;
+  virtual void set_momentum(size_t group, double momentum);
+
   // Parameter `p`'s state (empty before its first step); nullptr if p is not optimized here.
   const StateDict* state(const Tensor& p) const;
 
@@ -123,6 +128,17 @@ class OptimizerWithOptions : public Optimizer {
   double lr(size_t group = 0) const override { return options(group).lr; }
   void set_lr(size_t group, double lr) override { options(group).lr = lr; }
   using Optimizer::set_lr;
+
+  std::optional<double> momentum(size_t group) const override {
+    if constexpr (requires(const Options& o) { o.betas.first; }) return options(group).betas.first;
+    else if constexpr (requires(const Options& o) { o.momentum; }) return options(group).momentum;
+    else return Optimizer::momentum(group);
+  }
+  void set_momentum(size_t group, double momentum) override {
+    if constexpr (requires(Options& o) { o.betas.first; }) options(group).betas.first = momentum;
+    else if constexpr (requires(Options& o) { o.momentum; }) options(group).momentum = momentum;
+    else Optimizer::set_momentum(group, momentum);
+  }
 
  protected:
   OptimizerWithOptions(std::string name, std::vector<ParamGroup> groups) : Optimizer(std::move(name)) {
