@@ -118,6 +118,7 @@ def test_sort_scans_and_selection_of_empty_and_0_dim_tensors(shape):
     assert_same(rt.unique(r), torch.unique(t))
     if r.numel():
         assert_all_same(tuple(r.topk(1)), tuple(t.topk(1)), "topk")
+    assert_all_same(tuple(r.topk(0)), tuple(t.topk(0)), "topk 0")
 
 
 @pytest.mark.parametrize("dtype", ("float32", "float64", "int64", "int32"))

@@ -102,7 +102,8 @@ std::pair<Tensor, Tensor> rank(const char* op, const char* node, const Tensor& t
   Shape out_shape = t.sizes();
   int64_t count = L.n;
   if (req.kind == RankRequest::Top) {
-    count = req.k;
+    // A 0-dim input keeps its one element whatever k (0 or 1) asks, as PyTorch.
+    count = out_shape.empty() ? 1 : req.k;
     if (!out_shape.empty()) out_shape[size_t(dim)] = count;
   } else if (req.kind == RankRequest::Kth) {
     count = 1;
