@@ -2,7 +2,7 @@
 from . import _C
 
 __all__ = ["allclose", "isclose", "equal", "is_tensor", "is_floating_point", "numel", "get_default_dtype",
-           "set_default_dtype", "is_nonzero", "nonzero", "promote_types", "rsub"]
+           "set_default_dtype", "is_nonzero", "promote_types", "rsub"]
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -39,10 +39,6 @@ def is_nonzero(input):
     if input.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return bool(input.item())
-
-
-def nonzero(input, *, as_tuple=False):
-    return input.nonzero(as_tuple=as_tuple)
 
 
 def get_default_dtype():

@@ -201,13 +201,6 @@ def _contains(self, element):
     raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
 
 
-def _nonzero(self, as_tuple=False):
-    idx = _C._nonzero(self)
-    if as_tuple:
-        return tuple(idx[:, i] for i in range(idx.shape[1])) if self.dim() else (idx.view(-1),)
-    return idx
-
-
 def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _C.allclose(self, other, rtol, atol, equal_nan)
 
@@ -232,7 +225,6 @@ def _install():
         "type": _type,
         "new_full": _new_full,
         "new_tensor": _new_tensor,
-        "nonzero": _nonzero,
         "allclose": _allclose,
         "is_shared": lambda self: False,
     }

@@ -24,7 +24,10 @@
 #include "rt/ops/linalg.h"
 #include "rt/ops/nn_functional.h"
 #include "rt/ops/reduce.h"
+#include "rt/ops/scan.h"
+#include "rt/ops/select.h"
 #include "rt/ops/shape.h"
+#include "rt/ops/sort.h"
 #include "rt/ops/view.h"
 #include "rt/tensor.h"
 
@@ -123,6 +126,9 @@ void def_both(py::module_& m, TensorClass& cls, const char* name, F&& f, const E
   cls.def(name, std::forward<F>(f), extra...);
 }
 
+// A torch.return_types-like (values, indices) named tuple, one type per op name ("max", "sort").
+py::object values_indices(const char* name, const std::pair<rt::Tensor, rt::Tensor>& r);
+
 // Returns `self` itself (in-place methods): the same Python object, subclass kept.
 inline py::object same(py::handle self) { return py::reinterpret_borrow<py::object>(self); }
 
@@ -135,6 +141,9 @@ void bind_operators(py::module_& m);
 void bind_pointwise(py::module_& m);
 void bind_reductions(py::module_& m);
 void bind_shape_ops(py::module_& m);
+void bind_sorting(py::module_& m);
+void bind_selection(py::module_& m);
+void bind_scans(py::module_& m);
 void bind_nn_ops(py::module_& m);
 void bind_indexing(py::module_& m);
 void bind_autograd(py::module_& m);

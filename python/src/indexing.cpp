@@ -38,27 +38,6 @@ rt::Tensor index_tensor(py::handle h) {
   return tensor_from_data(h, std::nullopt);
 }
 
-// Positions of true elements of a bool mask, one int64 tensor per mask dim, on the CPU (a mask
-// on a GPU is copied here first).
-rt::TensorList nonzero(const rt::Tensor& mask) {
-  rt::Tensor c = mask.to(rt::kBool).cpu().contiguous();
-  const bool* p = c.data_ptr<bool>();
-  const int64_t n = c.numel(), k = c.dim();
-  std::vector<std::vector<int64_t>> pos(static_cast<size_t>(k));
-  std::vector<int64_t> idx(size_t(k), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    if (p[i])
-      for (int64_t d = 0; d < k; ++d) pos[size_t(d)].push_back(idx[size_t(d)]);
-    for (int64_t d = k - 1; d >= 0; --d) {
-      if (++idx[size_t(d)] < c.size(d)) break;
-      idx[size_t(d)] = 0;
-    }
-  }
-  rt::TensorList out;
-  for (auto& v : pos) out.push_back(rt::from_vector(v));
-  return out;
-}
-
 int64_t count_consumed(const py::tuple& idx) {
   int64_t n = 0;
   for (py::handle h : idx) {
@@ -131,7 +110,7 @@ Indexed apply_basic(const rt::Tensor& self, py::handle index) {
                                              rt::format_shape(r.view.sizes()), d + k));
         if (t.dim() == 0)
           throw rt::NotImplementedError("indexing with a 0-dim bool tensor is not supported; use a mask with dims");
-        for (rt::Tensor& pos : nonzero(t)) r.advanced.emplace_back(d++, pos.to(device));
+        for (const rt::Tensor& pos : rt::nonzero_tuple(t.to(rt::kBool).cpu())) r.advanced.emplace_back(d++, pos.to(device));
       } else if (t.dtype() == rt::kInt64 || t.dtype() == rt::kInt32) {
         r.advanced.emplace_back(d++, t.to(rt::kInt64).to(device));
       } else {
@@ -356,12 +335,6 @@ void bind_indexing(py::module_& m) {
   TensorClass cls = tensor_class(m);
   cls.def("__getitem__", &getitem);
   cls.def("__setitem__", &setitem);
-  m.def("_nonzero", [](const rt::Tensor& mask) {
-    rt::TensorList pos = nonzero(mask);
-    const auto opts = rt::TensorOptions(rt::kInt64).with_device(mask.device());
-    if (pos.empty()) return rt::zeros({mask.numel() ? 1 : 0, 0}, opts);
-    return rt::stack(pos, 1).to(mask.device());
-  });
 }
 
 }  // namespace rtpy

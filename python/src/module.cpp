@@ -14,6 +14,9 @@ PYBIND11_MODULE(_C, m) {
   rtpy::bind_pointwise(m);
   rtpy::bind_reductions(m);
   rtpy::bind_shape_ops(m);
+  rtpy::bind_sorting(m);
+  rtpy::bind_selection(m);
+  rtpy::bind_scans(m);
   rtpy::bind_nn_ops(m);
   rtpy::bind_indexing(m);
   rtpy::bind_autograd(m);

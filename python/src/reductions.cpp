@@ -8,12 +8,6 @@
 
 namespace rtpy {
 
-namespace {
-rt::Tensor cast_if(const rt::Tensor& t, std::optional<rt::ScalarType> dtype) {
-  return dtype && *dtype != t.dtype() ? rt::to_dtype(t, *dtype) : t;
-}
-
-// torch.return_types-like (values, indices) named tuples.
 py::object values_indices(const char* name, const std::pair<rt::Tensor, rt::Tensor>& r) {
   static auto* types = new std::map<std::string, py::object>();
   auto it = types->find(name);
@@ -22,6 +16,11 @@ py::object values_indices(const char* name, const std::pair<rt::Tensor, rt::Tens
     it = types->emplace(name, nt).first;
   }
   return it->second(wrap(r.first), wrap(r.second));
+}
+
+namespace {
+rt::Tensor cast_if(const rt::Tensor& t, std::optional<rt::ScalarType> dtype) {
+  return dtype && *dtype != t.dtype() ? rt::to_dtype(t, *dtype) : t;
 }
 
 std::optional<int64_t> one_dim(py::handle dim, const char* op) {

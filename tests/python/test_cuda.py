@@ -651,6 +651,22 @@ def test_index_ops_report_a_bad_index_found_on_the_device():
     assert g.gather(1, rt.tensor([[3]]).cuda()).item() == g[0, 3].item()  # the stream is usable after an error
 
 
+@needs_gpu
+def test_sorting_and_scans_without_a_cuda_kernel_say_so_and_selection_runs_there():
+    """sort, topk, scans, unique and searchsorted have no CUDA kernel yet: a clear error naming the
+    op and the device; take, take_along_dim, masked_select and nonzero run on the device."""
+    x = rt.tensor([3.0, 1.0, 2.0]).cuda()
+    for name, call in (("sort", lambda: x.sort()), ("topk", lambda: x.topk(1)), ("cumsum", lambda: x.cumsum(0)),
+                       ("cummax", lambda: x.cummax(0)), ("unique", lambda: rt.unique(x)),
+                       ("searchsorted", lambda: rt.searchsorted(x, x))):
+        with pytest.raises(RuntimeError, match=name + r" has no CUDA implementation yet.*cuda:0.*\.cpu\(\)"):
+            call()
+    assert rt.take(x, rt.tensor([2, -3]).cuda()).cpu().numpy().tolist() == [2.0, 3.0]
+    assert x.masked_select(x > 1.5).cpu().numpy().tolist() == [3.0, 2.0]
+    assert x.nonzero().device == x.device and x.nonzero().cpu().numpy().tolist() == [[0], [1], [2]]
+    assert rt.take_along_dim(x, rt.tensor([1]).cuda(), 0).cpu().numpy().tolist() == [1.0]
+
+
 # ---- reductions, losses and pooling composed of kernels (engine/src/ops/composed.h) ----------
 @needs_gpu
 @pytest.mark.parametrize("op", [

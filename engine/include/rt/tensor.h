@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rt/device.h"
@@ -263,6 +264,27 @@ class Tensor {
   Tensor repeat(const Shape& repeats) const;
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
+
+  // ---- sorting and searching (rt/ops/sort.h); values, indices pairs -----------------------
+  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  Tensor msort() const;
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  std::pair<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+
+  // ---- selection (rt/ops/select.h) --------------------------------------------------------
+  Tensor nonzero() const;
+  Tensor argwhere() const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor take(const Tensor& index) const;
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
+
+  // ---- scans (rt/ops/scan.h) --------------------------------------------------------------
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  std::pair<Tensor, Tensor> cummax(int64_t dim) const;
+  std::pair<Tensor, Tensor> cummin(int64_t dim) const;
+  Tensor logcumsumexp(int64_t dim) const;
 
   // ---- nn functional (rt/ops/nn_functional.h) -------------------------------------------
   Tensor softmax(int64_t d) const;

@@ -46,4 +46,14 @@ Device op_device(const char* op, const Ts&... ts) {
   return op_device(op, {&ts...});
 }
 
+// For ops with no CUDA kernel yet: throws DeviceError naming the op, the input and its device
+// unless t is on the CPU (an undefined t passes).
+inline void require_cpu(const char* op, const Tensor& t) {
+  if (!t.defined() || t.device().is_cpu()) return;
+  throw DeviceError(std::string(op) + " has no " + (t.is_cuda() ? "CUDA" : "device") +
+                    " implementation yet, and its " + format_shape(t.sizes()) + " input is on " + t.device().str() +
+                    module_context() + ". Hint: move the tensors to the CPU with .cpu() for this step, and back with .to(" +
+                    t.device().str() + ") (docs/cuda.md lists the ops that run on CUDA)");
+}
+
 }  // namespace rt::detail
