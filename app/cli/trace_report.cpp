@@ -26,6 +26,20 @@ void append_steps(std::string& out, const rt::prof::SessionData& data) {
   }
 }
 
+void append_collectives(std::string& out, const rt::prof::SessionData& data) {
+  const auto rows = rt::prof::collective_stats(data);
+  if (rows.empty()) return;
+  out += fmt::format("\nCollectives (backend start to end)\n{:<16}  {:<26}  {:>6}  {:>11}  {:>12}  {:>12}  {:>12}  "
+                     "{:>12}  {:>10}\n",
+                     "group", "collective", "calls", "bytes", "total", "avg", "max", "avg queued", "algbw");
+  for (const auto& r : rows)
+    out += fmt::format("{:<16}  {:<26}  {:>6}  {:>11}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}\n", r.group, r.name,
+                       r.calls, format_bytes(r.bytes), rt::prof::format_time_ns(r.total_ns),
+                       rt::prof::format_time_ns(r.avg_ns()), rt::prof::format_time_ns(r.max_ns),
+                       rt::prof::format_time_ns(r.calls ? r.queued_ns / r.calls : 0),
+                       r.total_ns > 0 ? fmt::format("{:.2f} GB/s", r.algbw_gbps()) : std::string("-"));
+}
+
 void append_memory(std::string& out, const rt::prof::SessionData& data) {
   if (data.memory.empty()) return;
   const rt::prof::MemoryTimeline memory(data);
@@ -69,6 +83,7 @@ std::string format_summary(const rt::prof::SessionData& data, const SummaryOptio
   std::string out =
       rt::prof::format_table(rt::prof::key_averages(data, options.group_by_shape), options.sort_by, options.row_limit);
   append_steps(out, data);
+  append_collectives(out, data);
   append_memory(out, data);
   if (data.dropped_records > 0)
     out += fmt::format("\n{} records were dropped while recording (see the profiler's notes on buffers)\n",

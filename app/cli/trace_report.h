@@ -5,7 +5,8 @@
 //
 // Contracts: format_summary prints PyTorch's key_averages table (rt::prof::format_table; an unknown
 // sort key throws rt::ValueError listing the valid ones), then one line per step when the session
-// has steps, then the memory peak by category when it has memory events.
+// has steps, one per (process group, collective) when it has collectives (rt::prof::collective_stats), then
+// the memory peak by category when it has memory events.
 #pragma once
 #include <string>
 #include <vector>

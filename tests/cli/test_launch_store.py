@@ -110,6 +110,25 @@ def test_each_rank_records_its_run_into_one_store(tmp_path, nproc):
     for rank in range(nproc):
         assert f"rank {rank} of {nproc} \u00b7 train.py" in listed.stdout
 
+    # The profiler's collective records: the three 16-byte all_reduces and DDP's bucket of Linear(4, 2)'s 10
+    # float32 gradients, then the broadcast of rank 0's parameters, each in the default group.
+    with sqlite3.connect(tmp_path / "job.sqlite") as c:
+        for sid in (s["id"] for s in found):
+            rows = c.execute("SELECT n.value, g.value, k.seq, k.bytes, k.enqueue <= k.start AND k.start <= k.end "
+                             "FROM Collectives k JOIN StringIds n ON n.id = k.nameId "
+                             "JOIN StringIds g ON g.id = k.groupNameId WHERE k.sessionId = ? ORDER BY k.start",
+                             (sid,)).fetchall()
+            reduces = [r for r in rows if r[0] == "all_reduce"]
+            assert [r[3] for r in reduces[:3]] == [16, 16, 16], rows
+            assert reduces[-1][3] == 40, rows
+            assert all(r[1] == "default" and r[4] == 1 for r in rows), rows
+    summary = subprocess.run([str(RTORCH), "trace", "summary", str(tmp_path / "job.sqlite"), "--session",
+                              str(found[0]["id"])], capture_output=True, text=True, timeout=60)
+    assert summary.returncode == 0, summary.stderr
+    section = summary.stdout.split("Collectives (backend start to end)")[1]
+    row = next(line.split() for line in section.splitlines() if line.startswith("default") and "all_reduce" in line)
+    assert row[2] == str(len(reduces)), section
+
 
 def test_no_profile_memory_reaches_every_rank(tmp_path):
     (tmp_path / "train.py").write_text(textwrap.dedent(SCRIPT))

@@ -284,3 +284,35 @@ TEST_CASE("comparing sessions: per-op deltas and ratios, largest change first") 
   CHECK(text.find("-0.030us") != std::string::npos);
   CHECK(text.find("new") != std::string::npos);
 }
+
+TEST_CASE("collective_stats: one row per group and collective, start to end, queue time apart") {
+  SessionData d;
+  auto add = [&](const char* group, const char* name, int64_t enqueue, int64_t start, int64_t end, int64_t bytes) {
+    CollectiveRecord c;
+    c.enqueue_ns = enqueue;
+    c.start_ns = start;
+    c.end_ns = end;
+    c.group = d.strings.intern(group);
+    c.name = d.strings.intern(name);
+    c.bytes = bytes;
+    d.collectives.push_back(c);
+  };
+  add("default", "all_reduce", 0, 100, 1100, 4000);
+  add("default", "all_reduce", 50, 1100, 4100, 4000);  // queued behind the first: 1050 ns
+  add("default", "broadcast", 0, 0, 500, 100);
+  add("group 1", "all_reduce", 0, 0, 2000, 8000);
+  const auto rows = collective_stats(d);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].group == "default");
+  CHECK(rows[0].name == "all_reduce");
+  CHECK(rows[0].calls == 2);
+  CHECK(rows[0].bytes == 8000);
+  CHECK(rows[0].total_ns == 4000);
+  CHECK(rows[0].max_ns == 3000);
+  CHECK(rows[0].avg_ns() == 2000);
+  CHECK(rows[0].queued_ns == 100 + 1050);
+  CHECK(rows[0].algbw_gbps() == Approx(2.0));  // 8000 bytes in 4000 ns
+  CHECK(rows[1].group == "group 1");
+  CHECK(rows[2].name == "broadcast");
+  CHECK(collective_stats(SessionData{}).empty());
+}

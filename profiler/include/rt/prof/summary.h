@@ -8,6 +8,8 @@
 //   rt::prof::MemoryTimeline mem(data);           // all devices; MemoryTimeline(data, 0) for cuda:0
 //   int64_t live = mem.live_at(t).total();
 //   auto diff = rt::prof::compare_sessions(before, after);  // largest change first
+//   for (const rt::prof::CollectiveStats& c : rt::prof::collective_stats(data))   // nsys's NCCL summary
+//     std::printf("%s %s: %lld calls, %.2f GB/s\n", c.group.c_str(), c.name.c_str(), (long long)c.calls, c.algbw_gbps());
 //
 // Contracts
 // - Self time = an op's duration minus the durations of its direct children on the same thread.
@@ -124,6 +126,26 @@ class MemoryTimeline {
   int64_t peak_time_ns_ = 0;
   MemoryTotals at_peak_, peak_by_category_, allocated_total_, freed_total_;
 };
+
+// [SECTION] Collectives
+
+// One process group's calls of one collective (CollectiveRecord), from the backend's start to the end.
+struct CollectiveStats {
+  std::string group;       // "default"
+  std::string name;        // "all_reduce"
+  int64_t calls = 0;
+  int64_t bytes = 0;       // every call's tensors
+  int64_t total_ns = 0;    // sum of start -> end
+  int64_t max_ns = 0;
+  int64_t queued_ns = 0;   // sum of enqueue -> start (waiting for gloo's worker)
+  int64_t avg_ns() const { return calls ? total_ns / calls : 0; }
+  // Algorithm bandwidth, as nccl-tests and nsys report it: bytes over time, in GB/s (1e9 bytes); 0 without time.
+  double algbw_gbps() const { return total_ns > 0 ? double(bytes) / double(total_ns) : 0.0; }
+};
+
+// One row per (group, collective), most total time first, then by group and name; ranks of a merged job
+// (CollectiveRecord::rank) are counted together.
+std::vector<CollectiveStats> collective_stats(const SessionData& data);
 
 // [SECTION] Comparing sessions
 
