@@ -7,9 +7,10 @@
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
 from .distributed import DistributedSampler
-from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+                      WeightedRandomSampler)
 
-__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
-           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "default_collate",
-           "default_convert", "random_split"]
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
+           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
+           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert", "random_split"]
