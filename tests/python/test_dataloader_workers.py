@@ -230,6 +230,21 @@ def test_forked_workers_run_parallel_ops_after_the_parent_used_openmp():
     assert samples == [[256.0 * 256 * 256 + (1 << 20) + i, 1] for i in range(4)]  # tuples come back as lists
 
 
+@pytest.mark.skipif(not rt.cuda.is_available(), reason="pinned memory needs a GPU (or RT_CUDA_EMULATED_DEVICES=1)")
+def test_pin_memory_with_workers_pins_each_batch():
+    loader = DataLoader(Squares(6), batch_size=2, num_workers=2, pin_memory=True)
+    batches = list(loader)
+    assert [i.tolist() for _, i in batches] == [[0, 1], [2, 3], [4, 5]]
+    assert all(x.is_pinned() and i.is_pinned() for x, i in batches)
+
+
+@pytest.mark.skipif(rt.cuda.is_available(), reason="checks the behaviour without a usable GPU")
+def test_pin_memory_with_workers_without_a_gpu_warns_and_yields_plain_batches():
+    with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accelerator is found"):
+        loader = DataLoader(Squares(4), batch_size=2, num_workers=2, pin_memory=True)
+    assert [i.tolist() for _, i in loader] == [[0, 1], [2, 3]]
+
+
 # [SECTION] seeding, worker_init_fn, get_worker_info
 
 def test_worker_init_fn_and_get_worker_info_seen_in_workers():
