@@ -134,6 +134,21 @@ class MissingKey:
         return {"a": 1}["b"]
 
 
+class RaisesALocalException:
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        class ShardError(Exception):  # cannot be pickled by name
+            pass
+        raise ShardError(f"shard {i} is missing")
+
+
+def collate_into_a_lock(batch):
+    import threading
+    return threading.Lock()  # cannot be pickled
+
+
 def failing_init(worker_id):
     raise OSError(f"worker {worker_id} could not open its shard")
 
@@ -334,6 +349,17 @@ def test_a_raising_worker_gives_its_traceback_in_the_parent():
     assert "\\n" not in str(caught.value)  # the traceback is readable, not a repr
     del it, missing, caught  # the tracebacks refer to the iterators, which keep their workers
     assert wait_until(no_children_left)
+
+
+def test_what_cannot_be_pickled_still_reaches_the_parent_as_an_error():
+    it = iter(DataLoader(Squares(4), batch_size=2, num_workers=1, collate_fn=collate_into_a_lock))
+    with pytest.raises(TypeError, match="(?s)Caught TypeError in DataLoader worker process 0 while pickling its "
+                                        "batch for the main process.*cannot pickle"):
+        next(it)
+    local = iter(DataLoader(RaisesALocalException(), num_workers=1))
+    with pytest.raises(RuntimeError, match="(?s)Caught ShardError in DataLoader worker process 0.*shard 0 is missing"):
+        next(local)
+    del it, local
 
 
 def test_an_exception_in_worker_init_fn_is_raised_in_the_parent():
