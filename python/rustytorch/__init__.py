@@ -66,6 +66,7 @@ import builtins as _builtins  # noqa: E402
 
 from . import amp  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
+from ._C import get_num_threads, set_num_threads  # noqa: E402,F401
 from ._C import (clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled,  # noqa: E402,F401
                  is_autocast_enabled)
 

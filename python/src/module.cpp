@@ -24,6 +24,7 @@ PYBIND11_MODULE(_C, m) {
   rtpy::bind_io(m);
   rtpy::bind_optim_steps(m);
   rtpy::bind_profiler(m);
+  rtpy::bind_threads(m);
   auto debug = m.def_submodule("_debug", "backward debugger bindings (use rustytorch.debug)");
   rtpy::bind_debug(debug);
   auto cuda = m.def_submodule("_cuda", "CUDA device bindings (use rustytorch.cuda)");

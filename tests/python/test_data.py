@@ -148,7 +148,7 @@ def test_pin_memory_keeps_the_batch_structure():
 
 def test_loader_option_errors():
     with pytest.raises(ValueError, match="num_workers"):
-        DataLoader(dataset(), num_workers=2)
+        DataLoader(dataset(), num_workers=-1)
     with pytest.raises(ValueError, match="mutually exclusive with shuffle"):
         DataLoader(dataset(), sampler=[0, 1], shuffle=True)
     with pytest.raises(ValueError, match="batch_size should be a positive integer"):

@@ -322,7 +322,8 @@ def test_every_engine_op_has_a_case():
                          "swapaxes", "swapdims", "negative", "absolute", "clip", "clamp_max", "greater", "less",
                          "greater_equal", "less_equal", "not_equal", "subtract", "multiply", "divide", "true_divide",
                          "unflatten", "clear_autocast_cache", "get_autocast_dtype", "is_autocast_cache_enabled",
-                         "is_autocast_enabled"}  # autocast state: test_amp.py
+                         "is_autocast_enabled",  # autocast state: test_amp.py
+                         "get_num_threads", "set_num_threads"}  # thread count: test_tensor.py
     from rustytorch import _C
     missing = [n for n in dir(_C) if not n.startswith("_") and n not in covered_elsewhere
                and not isinstance(getattr(_C, n), (type, _C.dtype)) and f"{n}(" not in source and f".{n}" not in source

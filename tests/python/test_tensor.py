@@ -232,6 +232,20 @@ def test_manual_seed_reproducible_and_generators():
     assert rt.randn(5).tolist() == a.tolist()  # the default stream was not advanced by g1
 
 
+def test_set_num_threads_like_torch(torch):
+    before = rt.get_num_threads()
+    try:
+        rt.set_num_threads(1)
+        assert rt.get_num_threads() == 1
+        rt.set_num_threads(before)
+        assert rt.get_num_threads() == before
+        for lib in (rt, torch):
+            with pytest.raises(RuntimeError, match="set_num_threads expects a positive integer"):
+                lib.set_num_threads(0)
+    finally:
+        rt.set_num_threads(before)
+
+
 def test_parameter_style_subclass_keeps_identity():
     class Param(rt.Tensor):
         def __new__(cls, data, requires_grad=True):

@@ -3,7 +3,8 @@
     default_collate([(x0, 3), (x1, 5)])          # [stack([x0, x1]), tensor([3, 5])]
     default_collate([{"a": 1.0}, {"a": 2.0}])    # {"a": tensor([1., 2.], dtype=float64)}
 
-Tensors are stacked along a new dim 0; numpy arrays become tensors first; Python floats become
+Tensors are stacked along a new dim 0; numpy arrays become tensors first (numpy scalars a tensor of
+their dtype); Python floats become
 float64, ints int64, bools bool; strings stay a list; dicts, namedtuples, tuples and lists are
 collated field by field (tuples come back as lists, as in PyTorch). Anything else is a TypeError.
 """
@@ -29,8 +30,9 @@ def default_collate(batch):
         if elem.dtype.kind in "OSUV":
             raise TypeError(_ERROR.format(elem.dtype))
         return rt.stack([rt.from_numpy(b) for b in batch], 0)
-    if type(elem).__module__ == "numpy" and hasattr(elem, "dtype") and elem.shape == ():
-        return rt.tensor([b.item() for b in batch])
+    if type(elem).__module__ == "numpy" and hasattr(elem, "dtype") and elem.dtype.kind not in "OSUV":
+        import numpy as np  # a numpy scalar: its dtype is kept (np.int32 -> int32), as torch.as_tensor does
+        return rt.from_numpy(np.asarray(batch))
     if isinstance(elem, bool):
         return rt.tensor(list(batch), dtype=rt.bool)
     if isinstance(elem, numbers.Integral):
@@ -38,7 +40,7 @@ def default_collate(batch):
     if isinstance(elem, numbers.Real):
         return rt.tensor(list(batch), dtype=rt.float64)
     if isinstance(elem, (str, bytes)):
-        return list(batch)
+        return batch
     if isinstance(elem, collections.abc.Mapping):
         collated = {key: default_collate([d[key] for d in batch]) for key in elem}
         try:
@@ -46,11 +48,11 @@ def default_collate(batch):
         except TypeError:
             return collated
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(samples)) for samples in zip(*batch)))
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         if any(len(sample) != len(elem) for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = [default_collate(list(samples)) for samples in zip(*batch)]
+        transposed = [default_collate(samples) for samples in zip(*batch)]  # strings stay tuples, as in torch
         if isinstance(elem, tuple):
             return transposed
         try:

@@ -1,8 +1,9 @@
 """Datasets (torch.utils.data): map-style Dataset, IterableDataset, TensorDataset, ConcatDataset,
-Subset and random_split.
+ChainDataset, Subset and random_split.
 
     ds = rt.utils.data.TensorDataset(images, labels)        # ds[i] == (images[i], labels[i])
     train, val = rt.utils.data.random_split(ds, [0.8, 0.2], generator=rt.Generator().manual_seed(0))
+    both = train + val                                      # ConcatDataset; stream_a + stream_b: ChainDataset
 
 A map-style dataset implements __getitem__(index) and __len__; an IterableDataset implements
 __iter__. Indices passed to __getitem__ are Python ints in [0, len).
@@ -10,6 +11,7 @@ __iter__. Indices passed to __getitem__ are Python ints in [0, len).
 import bisect
 import math
 import operator
+import warnings
 
 import rustytorch as rt
 
@@ -27,7 +29,7 @@ class IterableDataset(Dataset):
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__()")
 
     def __add__(self, other):
-        raise TypeError("IterableDataset does not support concatenation with +; chain the iterators instead")
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -81,6 +83,26 @@ class ConcatDataset(Dataset):
         return self.datasets[which][idx - start]
 
 
+class ChainDataset(IterableDataset):
+    """The samples of each IterableDataset in turn; len() is the sum of their lengths."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def _checked(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset only supports IterableDataset, got a {type(d).__name__}")
+            yield d
+
+    def __iter__(self):
+        for d in self._checked():
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self._checked())
+
+
 class Subset(Dataset):
     def __init__(self, dataset, indices):
         self.dataset = dataset
@@ -101,21 +123,27 @@ def _randperm(n, generator):
 
 
 def random_split(dataset, lengths, generator=None):
-    """Splits into non-overlapping Subsets of the given lengths, or fractions that sum to 1."""
+    """Splits into non-overlapping Subsets of the given lengths, or of fractions that sum to 1
+    (floor(n * fraction) each, the remainder handed out one by one from the first split on)."""
     lengths = list(lengths)
     n = len(dataset)
-    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1 and any(isinstance(x, float) for x in lengths):
-        if any(x < 0 or x > 1 for x in lengths):
-            raise ValueError(f"Fraction lengths must lie in [0, 1], got {lengths}")
-        counts = [int(math.floor(n * frac)) for frac in lengths]
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        counts = []
+        for i, fraction in enumerate(lengths):
+            if fraction < 0 or fraction > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            counts.append(int(math.floor(n * fraction)))
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
+        for i, count in enumerate(counts):
+            if count == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.")
         lengths = counts
-    if any(operator.index(x) < 0 for x in lengths):
-        raise ValueError(f"random_split: lengths must be non-negative, got {lengths}")
     if sum(lengths) != n:
         raise ValueError(f"Sum of input lengths ({sum(lengths)}) does not equal the length of the input dataset "
                          f"({n}); give integer lengths summing to {n} or fractions summing to 1")
+    if any(operator.index(x) < 0 for x in lengths):
+        raise ValueError(f"random_split: lengths must be non-negative, got {lengths}")
     indices = _randperm(n, generator)
     subsets, offset = [], 0
     for length in lengths:

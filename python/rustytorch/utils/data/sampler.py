@@ -1,10 +1,14 @@
 """Samplers: which dataset indices a DataLoader visits, in what order (torch.utils.data).
 
     RandomSampler(ds, generator=rt.Generator().manual_seed(0))     # a new permutation every epoch
+    RandomSampler(ds, replacement=True, num_samples=1000)           # 1000 uniform draws
+    WeightedRandomSampler([0.1, 0.9, 0.4], num_samples=5)           # index i with probability w[i] / sum(w)
+    SubsetRandomSampler([3, 5, 8])                                  # a permutation of these indices
     BatchSampler(SequentialSampler(ds), batch_size=32, drop_last=True)
 
-Without a generator, RandomSampler draws from the default generator, so rt.manual_seed(s) before
-iterating makes the order reproducible.
+Without a generator, the random samplers draw from the default generator, so rt.manual_seed(s)
+before iterating makes the order reproducible. Our generator is Philox-based, not torch's
+Mersenne Twister: the same seed gives different (equally distributed) draws than torch.
 """
 import rustytorch as rt
 
@@ -61,6 +65,31 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
+class WeightedRandomSampler(Sampler):
+    """num_samples indices in [0, len(weights)), index i drawn with probability weights[i] / sum(weights);
+    without replacement, no index is drawn twice in one pass (num_samples <= the number of nonzero weights)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights = weights.detach().double() if isinstance(weights, rt.Tensor) else rt.tensor(weights, dtype=rt.float64)
+        if weights.dim() != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
+        self.weights = weights
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        draws = rt.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        return iter(draws.tolist())
+
+    def __len__(self):
+        return self.num_samples
+
+
 class SubsetRandomSampler(Sampler):
     def __init__(self, indices, generator=None):
         self.indices = indices
@@ -97,3 +126,12 @@ class BatchSampler(Sampler):
     def __len__(self):
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
+
+
+class InfiniteConstantSampler(Sampler):
+    """None forever: the DataLoader's sampler for an IterableDataset, whose samples need no index
+    (a BatchSampler over it says how many samples make a batch)."""
+
+    def __iter__(self):
+        while True:
+            yield None
