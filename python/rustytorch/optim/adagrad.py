@@ -44,13 +44,7 @@ class Adagrad(Optimizer):
                 state["sum"] = rt.full_like(param, group["initial_accumulator_value"])
 
     def step(self, closure=None):
-        loss = self._run_closure(closure)
-        with rt.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group)
-        return loss
+        return self._step_each_parameter(closure)
 
     def _update(self, param, group):
         self._init_state(param, group)  # a group added by add_param_group after construction

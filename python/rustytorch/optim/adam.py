@@ -45,13 +45,7 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = self._run_closure(closure)
-        with rt.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group)
-        return loss
+        return self._step_each_parameter(closure)
 
     def _update(self, param, group):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]

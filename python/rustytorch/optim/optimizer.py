@@ -148,6 +148,17 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__} does not implement step(); subclasses of "
                                   "rt.optim.Optimizer must define it")
 
+    def _step_each_parameter(self, closure):
+        """step() of an optimizer that updates each parameter on its own: runs `closure` (with grad), then
+        self._update(param, group) without grad for every parameter that has a gradient; returns the loss."""
+        loss = self._run_closure(closure)
+        with rt.no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, group)
+        return loss
+
     @staticmethod
     def _run_closure(closure):
         if closure is None:

@@ -27,13 +27,7 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = self._run_closure(closure)
-        with rt.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group)
-        return loss
+        return self._step_each_parameter(closure)
 
     def _update(self, param, group):
         state = self.state[param]
