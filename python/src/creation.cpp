@@ -91,7 +91,8 @@ rt::Tensor tensor_from_data(py::handle data, std::optional<rt::ScalarType> dtype
   }
   if (py::hasattr(data, "__array_interface__") && py::hasattr(data, "dtype") && !is_sequence(data)) {
     py::object np = py::module_::import("numpy");
-    py::object arr = np.attr("ascontiguousarray")(data);
+    // ascontiguousarray makes a 0-d array 1-d: keep the input's shape (torch.tensor(np.array(3.0)) is 0-d).
+    py::object arr = np.attr("ascontiguousarray")(data).attr("reshape")(np.attr("shape")(data));
     if (arr.attr("dtype").attr("byteorder").cast<std::string>() == ">")
       arr = arr.attr("astype")(arr.attr("dtype").attr("newbyteorder")("="));
     rt::Tensor t = from_numpy_array(arr).clone();

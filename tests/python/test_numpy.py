@@ -75,6 +75,8 @@ def test_tensor_copies_numpy_and_infers_dtype(torch):
     assert t.tolist() == [1, 1, 1] and t.dtype is rt.float64
     for data in ([1, 2], [1.0, 2], [[True], [False]], 3, 2.5, np.int32(3), [np.float32(1.5)]):
         assert str(rt.tensor(data).dtype).split(".")[1] == str(torch.tensor(data).dtype).split(".")[1]
+    for data in (np.array(3.0), np.float64(2.5), np.int32(3), np.zeros((2, 0, 3)), np.ones((1, 2))):
+        assert list(rt.tensor(data).shape) == list(torch.tensor(data).shape)   # 0-d stays 0-d
 
 
 def test_array_protocol_and_tolist():

@@ -17,9 +17,7 @@ NAN = float("nan")
 def pair(array, dtype):
     """The same values as an rt and a torch tensor of `dtype`."""
     t = torch.tensor(np.asarray(array)).to(getattr(torch, dtype))
-    # A 0-dim numpy array becomes a [1] tensor in rt.tensor (a bug of its own), a number does not.
-    r = rt.tensor(t.item()) if t.dim() == 0 else rt.tensor(t.numpy())
-    return r.to(getattr(rt, dtype)), t
+    return rt.tensor(t.numpy()).to(getattr(rt, dtype)), t
 
 
 def assert_same(r, t, what=""):
