@@ -26,6 +26,13 @@ void append_steps(std::string& out, const rt::prof::SessionData& data) {
   }
 }
 
+// "12.34 GB/s", or in MB/s below 1 GB/s (small collectives on one machine); "-" without time.
+std::string bandwidth(const rt::prof::CollectiveStats& r) {
+  if (r.total_ns <= 0) return "-";
+  const double gbps = r.algbw_gbps();
+  return gbps >= 1.0 ? fmt::format("{:.2f} GB/s", gbps) : fmt::format("{:.1f} MB/s", gbps * 1e3);
+}
+
 void append_collectives(std::string& out, const rt::prof::SessionData& data) {
   const auto rows = rt::prof::collective_stats(data);
   if (rows.empty()) return;
@@ -37,7 +44,7 @@ void append_collectives(std::string& out, const rt::prof::SessionData& data) {
                        r.calls, format_bytes(r.bytes), rt::prof::format_time_ns(r.total_ns),
                        rt::prof::format_time_ns(r.avg_ns()), rt::prof::format_time_ns(r.max_ns),
                        rt::prof::format_time_ns(r.calls ? r.queued_ns / r.calls : 0),
-                       r.total_ns > 0 ? fmt::format("{:.2f} GB/s", r.algbw_gbps()) : std::string("-"));
+                       bandwidth(r));
 }
 
 void append_memory(std::string& out, const rt::prof::SessionData& data) {
