@@ -168,12 +168,34 @@ def test_soft_margin_losses_do_not_overflow_for_large_margins():
     np.testing.assert_allclose(loss.numpy(), 800.0)
 
 
-def test_losses_under_autocast_compute_in_float32():
-    x = rt.randn(4, 5, dtype=rt.float64).to(rt.bfloat16)
-    y = rt.randn(4, 5).to(rt.bfloat16)
+AUTOCAST_CALLS = {
+    "huber_loss": lambda F, x, y, s, t: F.huber_loss(x, y),
+    "kl_div": lambda F, x, y, s, t: F.kl_div(x, y, reduction="sum"),
+    "poisson_nll_loss": lambda F, x, y, s, t: F.poisson_nll_loss(x, y),
+    "gaussian_nll_loss": lambda F, x, y, s, t: F.gaussian_nll_loss(x, y, y.abs()),
+    "cosine_embedding_loss": lambda F, x, y, s, t: F.cosine_embedding_loss(x, y, s),
+    "margin_ranking_loss": lambda F, x, y, s, t: F.margin_ranking_loss(s, s, s),
+    "triplet_margin_loss": lambda F, x, y, s, t: F.triplet_margin_loss(x, y, x),
+    "hinge_embedding_loss": lambda F, x, y, s, t: F.hinge_embedding_loss(x, y),
+    "soft_margin_loss": lambda F, x, y, s, t: F.soft_margin_loss(x, y),
+    "multilabel_soft_margin_loss": lambda F, x, y, s, t: F.multilabel_soft_margin_loss(x, y),
+    "multilabel_margin_loss": lambda F, x, y, s, t: F.multilabel_margin_loss(x, t),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AUTOCAST_CALLS))
+def test_cpu_autocast_dtype_matches_torch(name):
+    """torch's CPU autocast runs its loss ops in float32; the Python compositions follow their parts."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), np.ones(3)]
+    target = np.array([[1, -1, 0, 0], [3, 2, -1, 0], [0, -1, 0, 0]])
+    rt_in = [rt.tensor(a).to(rt.bfloat16) for a in arrays] + [rt.tensor(target)]
+    th_in = [torch.tensor(a).bfloat16() for a in arrays] + [torch.tensor(target)]
     with rt.autocast("cpu", dtype=rt.bfloat16):
-        assert RF.huber_loss(x, y).dtype == rt.float32
-        assert RF.soft_margin_loss(x, y.sign()).dtype == rt.float32
+        actual = AUTOCAST_CALLS[name](RF, *rt_in)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = AUTOCAST_CALLS[name](TF, *th_in)
+    assert str(actual.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
 
 
 # ---- modules ----
