@@ -5,9 +5,9 @@
     y = F.conv2d(x, w, b, stride=1, padding="same")
 
 Functions the engine implements as one op (losses, norms, conv, pooling, attention) call it
-directly, so forward and backward are the engine's; the few torch conveniences it lacks (elu,
-hardtanh, pad, normalize, l1_loss, binary_cross_entropy, ...) are compositions of engine ops
-with the same autograd. `inplace=True` arguments are honoured by the in-place op where one
+directly, so forward and backward are the engine's; the torch functions it lacks (elu, hardtanh,
+pad, normalize, and the losses from l1_loss on: huber_loss, kl_div, poisson_nll_loss, ...) are
+compositions of engine ops, so autograd gives their backward. `inplace=True` arguments are honoured by the in-place op where one
 exists.
 """
 import math
