@@ -7,16 +7,21 @@ from .embedding import Embedding
 from .flatten import Flatten, Unflatten
 from .hooks import RemovableHandle
 from .linear import Identity, Linear, NonDynamicallyQuantizableLinear
-from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,
+                   HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss,
+                   MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
-    "AdaptiveAvgPool2d", "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
-    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity", "LayerNorm", "LeakyReLU",
-    "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "MultiheadAttention",
-    "NLLLoss", "NonDynamicallyQuantizableLinear", "ReLU", "RemovableHandle", "Sequential", "SiLU", "Sigmoid",
-    "Softmax", "Softplus", "Tanh", "TransformerEncoder", "TransformerEncoderLayer", "Unflatten",
+    "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d",
+    "Conv2d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU",
+    "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
+    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool2d", "Module", "ModuleDict",
+    "ModuleList", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiheadAttention", "NLLLoss",
+    "NonDynamicallyQuantizableLinear", "PoissonNLLLoss", "ReLU", "RemovableHandle", "Sequential", "SiLU", "Sigmoid",
+    "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softplus", "Tanh", "TransformerEncoder",
+    "TransformerEncoderLayer", "TripletMarginLoss", "Unflatten",
 ]
