@@ -242,9 +242,9 @@ def _broadcast_target(op, input, target):
     except RuntimeError as e:
         raise RuntimeError(f"{op}: target of size {list(target.shape)} cannot be broadcast to input of size "
                            f"{list(input.shape)}. Hint: pass a target with the input's shape") from e
-    warnings.warn(f"{op}: using a target size ({list(target.shape)}) that is different to the input size "
-                  f"({list(input.shape)}). This will likely lead to incorrect results due to broadcasting. "
-                  "Please ensure they have the same size.", stacklevel=3)
+    warnings.warn(f"{op}: the target's size {list(target.shape)} differs from the input's {list(input.shape)}; both "
+                  f"are broadcast to {list(shape)}, which is rarely what a loss should compare. Give the target "
+                  "the input's shape", stacklevel=3)
     return input.expand(*shape), target.expand(*shape)
 
 
@@ -267,10 +267,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction, ("mean", "sum", "none", "batchmean"))
     if reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      stacklevel=2)
+        warnings.warn("kl_div(reduction='mean') averages over every element, not over the batch: the result is "
+                      "the KL divergence divided by the number of classes too. reduction='batchmean' gives the KL "
+                      "divergence per sample (PyTorch plans to make 'mean' do that)", stacklevel=2)
     if log_target:
         loss = target.exp() * (target - input)
     else:
