@@ -133,6 +133,10 @@ TEST_CASE("gloo: a profiled rank records its collectives: queued on the caller, 
     for (const rt::prof::OpRecord& op : d.ops)
       if (d.strings.at(op.name) == "gloo:all_reduce" && op.thread != rt::current_thread_id()) ++on_workers;
     bad += expect(on_workers == 4, rank, fmt::format("gloo:all_reduce on workers: {}", on_workers));
+    size_t named_workers = 0;  // rt/thread_name.h: the tracks say what the threads are
+    for (const rt::prof::ThreadRecord& t : d.threads)
+      if (d.strings.at(t.name).starts_with("gloo 'profiled' worker ")) ++named_workers;
+    bad += expect(named_workers >= 1, rank, "gloo's workers are named in the profile");
     return bad;
   });
   CHECK(status == std::vector<int>{0, 0});

@@ -1,7 +1,12 @@
-// The op observation point (rt/op_observer.h): op observers, module scopes, memory events and categories, cancellation.
+// The op observation point (rt/op_observer.h): op observers, module scopes, memory events and categories,
+// cancellation; and thread names for tools (rt/thread_name.h).
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
+#include <string>
+#include <thread>
 
+#include "rt/thread_name.h"
 #include "testing.h"
 
 using namespace rt;
@@ -148,4 +153,18 @@ TEST_CASE("CPU kernels run no engine ops: a reduction or product of strided view
   CHECK(s.to_vector<float>() == std::vector<float>(24, 5.0f));
   CHECK(m.to_vector<float>() == std::vector<float>(3 * 5 * 7, 8.0f));
   CHECK(mh.to_vector<float>() == std::vector<float>(25, 8.0f));
+}
+
+TEST_CASE("rt::set_this_thread_name names the calling thread only, and the OS sees its first 15 bytes") {
+  std::string seen, os_name, main_name;
+  std::thread t([&] {
+    rt::set_this_thread_name("gloo 'default' worker 1");
+    seen = rt::this_thread_name();
+    std::ifstream comm("/proc/thread-self/comm");
+    std::getline(comm, os_name);
+  });
+  t.join();
+  CHECK(seen == "gloo 'default' worker 1");
+  CHECK(os_name == "gloo 'default' ");
+  CHECK(rt::this_thread_name().empty());  // this thread was never named
 }

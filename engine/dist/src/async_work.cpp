@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "rt/thread_name.h"
+
 namespace rt::dist::detail {
 
 AsyncWork::AsyncWork(std::string description, Milliseconds default_timeout, std::vector<Tensor> outputs)
@@ -43,7 +45,11 @@ void AsyncWork::finish(std::exception_ptr error) {
 }
 
 WorkerThreads::WorkerThreads(std::string name, int threads) : name_(std::move(name)) {
-  for (int i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { loop(); });
+  for (int i = 0; i < std::max(threads, 1); ++i)
+    threads_.emplace_back([this, i] {
+      rt::set_this_thread_name(fmt::format("{} {}", name_, i));
+      loop();
+    });
 }
 
 WorkerThreads::~WorkerThreads() {

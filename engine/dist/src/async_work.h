@@ -38,6 +38,7 @@ class AsyncWork : public Work {
 
 class WorkerThreads {
  public:
+  // Threads named "<name> 0", "<name> 1", ... (rt/thread_name.h), as the profiler shows them.
   WorkerThreads(std::string name, int threads);
   ~WorkerThreads();  // runs what is queued, then joins
   WorkerThreads(const WorkerThreads&) = delete;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <new>
 
+#include "rt/thread_name.h"
+
 namespace rt::prof::collect {
 
 std::atomic<uint64_t> g_generation{0};
@@ -142,6 +144,7 @@ ThreadBuffer* create_buffer() noexcept {
     static thread_local ThreadBufferHandle handle;
     auto b = std::make_unique<ThreadBuffer>(rt::current_thread_id(), uint32_t(::syscall(SYS_gettid)),
                                             g_next_index.fetch_add(1));
+    b->name = rt::this_thread_name();  // rt/thread_name.h; "" gives the default name
     ThreadBuffer* raw = b.get();
     BufferRegistry::instance().add(std::move(b));
     handle.buffer = raw;

@@ -96,7 +96,7 @@ class GlooGroup final : public ProcessGroup {
           rank, group_name(), size, e.what(), device->str()));
     }
     context_ = std::move(context);
-    worker_ = std::make_unique<WorkerThreads>("gloo group " + group_name(), kWorkerThreads);
+    worker_ = std::make_unique<WorkerThreads>(fmt::format("gloo '{}' worker", group_name()), kWorkerThreads);
   }
 
   ~GlooGroup() override {
