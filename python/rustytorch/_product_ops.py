@@ -1,7 +1,6 @@
 """Products and pointwise functions written over engine ops (mul, matmul, cat, where, log1p, ...).
 
 Each follows torch's semantics; autograd derives the backward from the engine ops they are made of."""
-import builtins
 from collections.abc import Sequence
 
 from . import _C
@@ -27,7 +26,7 @@ def kron(input, other):
     """The Kronecker product: blocks other * input[i...] laid out on input's grid.
 
     The shorter shape is padded with leading 1s; out.shape[k] = input.shape[k] * other.shape[k]."""
-    ndim = builtins.max(input.dim(), other.dim())
+    ndim = max(input.dim(), other.dim())
     a_shape = (1,) * (ndim - input.dim()) + tuple(input.shape)
     b_shape = (1,) * (ndim - other.dim()) + tuple(other.shape)
     a_view, b_view = [], []
@@ -42,7 +41,7 @@ def _contraction_dims(a, b, dims):
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        if dims > builtins.min(a.dim(), b.dim()):
+        if dims > min(a.dim(), b.dim()):
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         return list(range(a.dim() - dims, a.dim())), list(range(dims))
     if isinstance(dims, _C.Tensor):

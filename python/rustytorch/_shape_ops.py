@@ -3,7 +3,6 @@
 Each function follows torch's semantics; because it is composed of differentiable engine ops, autograd
 derives its backward. Results are new tensors where torch would return a view (diagonal, meshgrid keeps
 expand's view)."""
-import builtins
 from collections.abc import Sequence
 
 from . import _C
@@ -16,7 +15,7 @@ __all__ = ["flip", "fliplr", "flipud", "roll", "rot90", "diff", "diagonal", "dia
 
 def _wrap_dim(dim, ndim):
     """A dim in [-ndim, ndim) as a non-negative index; 0-d tensors accept dims -1 and 0, as in torch."""
-    n = builtins.max(ndim, 1)
+    n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
@@ -141,12 +140,12 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     x = input.movedim((d1, d2), (-2, -1))
     rows, cols = x.shape[-2], x.shape[-1]
     if offset >= 0:
-        skip = builtins.min(offset, cols)
+        skip = min(offset, cols)
         x = x.narrow(-1, skip, cols - skip)
     else:
-        skip = builtins.min(-offset, rows)
+        skip = min(-offset, rows)
         x = x.narrow(-2, skip, rows - skip)
-    length = builtins.min(x.shape[-2], x.shape[-1])
+    length = min(x.shape[-2], x.shape[-1])
     square = x.narrow(-2, 0, length).narrow(-1, 0, length)
     flat = square.reshape(*square.shape[:-2], length * length)
     index = _C.arange(0, length * length, length + 1, dtype=_C.int64, device=input.device)
@@ -168,7 +167,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     x = input.reshape(*input.shape[:-1], n) if input.dim() > 0 else input.reshape(1)
     eye = _C.eye(n, dtype=_C.bool, device=input.device)
     square = _C.where(eye, x.unsqueeze(-1), x.new_zeros(()))
-    pad = builtins.abs(offset)
+    pad = abs(offset)
     if pad:
         batch = tuple(square.shape[:-2])
         cols = x.new_zeros(*batch, n, pad)
