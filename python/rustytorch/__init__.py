@@ -59,6 +59,8 @@ from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, s
 from ._random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: E402,F401
                       set_rng_state)
 from ._functions import *  # noqa: E402,F401,F403
+from ._shape_ops import *  # noqa: E402,F401,F403
+from ._product_ops import *  # noqa: E402,F401,F403
 from . import autograd  # noqa: E402,F401
 from . import backends, cuda  # noqa: E402,F401
 from . import debug  # noqa: E402,F401

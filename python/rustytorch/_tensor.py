@@ -5,7 +5,7 @@ import weakref
 
 import numpy as _np
 
-from . import _C
+from . import _C, _functions, _product_ops, _shape_ops
 from ._tensor_str import tensor_repr
 
 Tensor = _C.Tensor
@@ -202,7 +202,16 @@ def _contains(self, element):
 
 
 def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return _C.allclose(self, other, rtol, atol, equal_nan)
+    return _functions.allclose(self, other, rtol, atol, equal_nan)
+
+
+def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _functions.isclose(self, other, rtol, atol, equal_nan)
+
+
+# Python-composed ops that torch also offers as Tensor methods (meshgrid, cartesian_prod, tensordot are not).
+_COMPOSED_METHODS = ("flip", "fliplr", "flipud", "roll", "rot90", "diff", "diagonal", "diag", "diag_embed", "trace",
+                     "tile", "repeat_interleave", "outer", "ger", "kron", "cross", "logaddexp", "hypot")
 
 
 def _install():
@@ -228,6 +237,9 @@ def _install():
         "allclose": _allclose,
         "is_shared": lambda self: False,
     }
+    for name in _COMPOSED_METHODS:
+        methods[name] = getattr(_shape_ops, name, None) or getattr(_product_ops, name)
+    methods["isclose"] = _isclose
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.new_zeros = _new(lambda s, **kw: _C._zeros(s, **kw))
