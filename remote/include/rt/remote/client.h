@@ -1,0 +1,75 @@
+// rt/remote/client.h — the client side of remote attach: connect to one rank's agent, ask it questions and
+// mirror its profiling session as it grows. `rtorch attach` and the studio are built on it; it blocks, so a
+// GUI runs it on a worker thread.
+//
+//   rt::remote::AgentClient client = rt::remote::AgentClient::connect(manifest.socket, "my tool");
+//   std::puts(client.request("status").c_str());        // {"pid": ..., "recording": true, ...}
+//   client.request("subscribe");
+//   while (client.poll(std::chrono::milliseconds(500)) != rt::remote::ClientEvent::Closed)
+//     draw(client.session());                            // the rank's session so far (events.h)
+//
+// Contracts
+// - connect() says Hello and reads the Welcome within `timeout`; it throws rt::Error when nothing listens there
+//   and ProtocolError when the peer is not an agent of this protocol version (both versions named) or refuses.
+// - request() returns the result as JSON text, or throws RemoteError with the agent's message (an unknown
+//   method, a session that cannot start). Frames that arrive meanwhile are handled as poll() handles them.
+// - poll() waits at most `timeout` for one frame: an EventBatch is applied to session() (a reset replaces it,
+//   rt/prof/session_delta.h); a Notice is kept in notices(); an Error frame or a closed socket ends the
+//   connection (Closed; error() says why, "" for a clean close). A malformed frame throws ProtocolError and
+//   closes the connection; session() keeps what arrived before.
+// - Every read is bounded (frame.h's limits) and timed: a slow or hostile agent never makes it hang longer
+//   than the timeout it was given, nor allocate more than a frame's limit.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rt/error.h"
+#include "rt/export.h"
+#include "rt/prof/events.h"
+#include "rt/remote/manifest.h"
+
+RT_API_BEGIN
+
+namespace rt::remote {
+
+class RemoteError : public rt::Error {
+ public:
+  using rt::Error::Error;
+};
+
+enum class ClientEvent { Nothing, Batch, Notice, Reply, Closed };
+
+class AgentClient {
+ public:
+  static AgentClient connect(const std::filesystem::path& socket, const std::string& client_name = "rtorch",
+                             std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  AgentClient(AgentClient&&) noexcept;
+  AgentClient& operator=(AgentClient&&) noexcept;
+  ~AgentClient();
+
+  const AgentManifest& agent() const;   // what the Welcome said
+  std::string request(const std::string& method,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  ClientEvent poll(std::chrono::milliseconds timeout);
+
+  const rt::prof::SessionData& session() const;
+  uint64_t resets() const;              // how many times session() was replaced (a new or re-read session)
+  uint64_t batches() const;             // event batches applied
+  uint64_t dropped_by_agent() const;    // records the agent dropped because this client fell behind
+  const std::vector<std::string>& notices() const;  // JSON texts, oldest first
+  bool connected() const;
+  const std::string& error() const;     // why the connection ended ("" while connected or closed cleanly)
+
+ private:
+  struct Impl;
+  explicit AgentClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rt::remote
+
+RT_API_END

@@ -1,0 +1,376 @@
+#include "agent/agent_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "agent/batch_queue.h"
+#include "rt/prof/session_registry.h"
+#include "rt/remote/event_batch.h"
+#include "rt/remote/frame.h"
+#include "rt/thread_name.h"
+
+namespace rt::remote {
+namespace prof = rt::prof;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr size_t kWriteAhead = 1u << 20;   // encoded bytes kept ready per client beyond what the socket took
+constexpr size_t kReadChunk = 64u << 10;
+constexpr auto kHeartbeat = std::chrono::seconds(1);
+}  // namespace
+
+struct AgentServer::Connection {
+  Connection(UniqueFd f, size_t capacity) : fd(std::move(f)), queue(capacity) {}
+  UniqueFd fd;
+  FrameReader reader;
+  std::string out;           // encoded frames not yet sent
+  bool greeted = false;      // Hello received and answered
+  bool subscribed = false;
+  bool closing = false;      // close once `out` is sent (after an Error frame)
+  std::string client;        // what Hello said it is
+  prof::SnapshotCursor cursor;
+  BatchQueue queue;
+  Clock::time_point last_batch{};
+};
+
+AgentServer::AgentServer(AgentOptions options, AgentManifest manifest, UniqueFd listener,
+                         std::filesystem::path manifest_path)
+    : options_(std::move(options)), manifest_(std::move(manifest)), manifest_path_(std::move(manifest_path)),
+      listener_(std::move(listener)) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw rt::Error(fmt::format("remote attach: pipe(): {}", std::strerror(errno)));
+  wake_read_.reset(p[0]);
+  wake_write_.reset(p[1]);
+  thread_ = std::thread([this] { run(); });
+}
+
+AgentServer::~AgentServer() { stop(std::chrono::milliseconds(0)); }
+
+void AgentServer::stop(std::chrono::milliseconds flush_timeout) {
+  if (!thread_.joinable()) return;
+  flush_timeout_ = flush_timeout;
+  stopping_.store(true);
+  const char b = 1;
+  [[maybe_unused]] auto n = ::write(wake_write_.get(), &b, 1);
+  thread_.join();
+  std::error_code ec;
+  std::filesystem::remove(manifest_.socket, ec);
+  std::filesystem::remove(manifest_path_, ec);
+}
+
+void AgentServer::abandon_after_fork() {
+  // The thread and the session's flush thread exist only in the parent: never join, detach or stop them
+  // (the caller leaks this object).
+  for (auto& c : clients_) ::close(c->fd.release());
+  clients_.clear();
+  ::close(listener_.release());
+  ::close(wake_read_.release());
+  ::close(wake_write_.release());
+  (void)owned_session_.release();
+}
+
+void AgentServer::run() {
+  rt::set_this_thread_name("rt remote agent");
+  auto next_read = Clock::now();
+  while (!stopping_.load()) {
+    std::vector<pollfd> fds;
+    fds.push_back({listener_.get(), POLLIN, 0});
+    fds.push_back({wake_read_.get(), POLLIN, 0});
+    for (auto& c : clients_) {
+      const bool has_output = !c->out.empty() || !c->queue.empty();
+      fds.push_back({c->fd.get(), short(POLLIN | (has_output ? POLLOUT : 0)), 0});
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_read - Clock::now());
+    ::poll(fds.data(), fds.size(), int(std::max<int64_t>(0, wait.count())));
+    if (stopping_.load()) break;
+    if (fds[0].revents & POLLIN) accept_clients();
+    for (size_t i = 0; i < clients_.size() && i + 2 < fds.size(); ++i) {
+      Connection& c = *clients_[i];
+      bool alive = true;
+      if (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) alive = read_from(c);
+      if (alive && (fds[i + 2].revents & POLLOUT)) alive = write_to(c);
+      if (!alive) c.fd.reset();
+    }
+    if (Clock::now() >= next_read) {
+      read_sessions(false);
+      next_read = Clock::now() + options_.batch_interval;
+    }
+    for (auto& c : clients_)
+      if (c->fd && (!c->out.empty() || !c->queue.empty()) && !write_to(*c)) c->fd.reset();
+    std::erase_if(clients_, [](const auto& c) { return !c->fd; });
+    release_session_if_unused();
+  }
+  flush_and_close(flush_timeout_);
+}
+
+void AgentServer::accept_clients() {
+  for (;;) {
+    UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!fd) return;
+    auto c = std::make_unique<Connection>(std::move(fd), options_.buffer_bytes);
+    const long uid = peer_uid(c->fd.get());
+    if (uid != long(::geteuid())) {
+      c->out = encode_frame(FrameType::Error,
+                            json{{"error", fmt::format("refused: this agent serves only its own user (uid {}), "
+                                                       "not uid {}", ::geteuid(), uid)}}.dump());
+      c->closing = true;
+    }
+    clients_.push_back(std::move(c));
+  }
+}
+
+bool AgentServer::read_from(Connection& c) {
+  char buf[kReadChunk];
+  for (;;) {
+    const ssize_t n = ::recv(c.fd.get(), buf, sizeof(buf), 0);
+    if (n == 0) return false;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    if (c.closing) continue;  // an Error was sent: ignore whatever else arrives
+    c.reader.feed(buf, size_t(n));
+    try {
+      while (auto f = c.reader.next()) handle(c, *f);
+    } catch (const std::exception& e) {
+      c.out += encode_frame(FrameType::Error, json{{"error", e.what()}}.dump());
+      c.closing = true;
+      if (c.subscribed) unsubscribe(c);
+    }
+  }
+}
+
+void AgentServer::handle(Connection& c, const Frame& f) {
+  if (!c.greeted) {
+    if (f.type != FrameType::Hello)
+      throw ProtocolError(fmt::format("remote protocol: the first frame must be Hello, not {}",
+                                      frame_type_name(uint8_t(f.type))));
+    const json hello = json::parse(f.payload, nullptr, false);
+    if (hello.is_discarded() || !hello.is_object())
+      throw ProtocolError("remote protocol: Hello is not a JSON object");
+    const int version = hello.value("protocol", -1);
+    if (version != kProtocolVersion)
+      throw ProtocolError(fmt::format("remote protocol version mismatch: the client speaks version {}, this agent "
+                                      "speaks version {}", version, kProtocolVersion));
+    c.client = hello.value("client", std::string("unknown client"));
+    json welcome = json::parse(manifest_json(manifest_));
+    welcome["methods"] = {"status", "subscribe", "unsubscribe"};
+    welcome["buffer_bytes"] = options_.buffer_bytes;
+    c.out += encode_frame(FrameType::Welcome, welcome.dump());
+    c.greeted = true;
+    return;
+  }
+  if (f.type != FrameType::Request)
+    throw ProtocolError(fmt::format("remote protocol: an agent accepts Request frames after Hello, not {}",
+                                    frame_type_name(uint8_t(f.type))));
+  const json request = json::parse(f.payload, nullptr, false);
+  if (request.is_discarded() || !request.is_object() || !request.contains("id") || !request["id"].is_number_integer() ||
+      !request.contains("method") || !request["method"].is_string())
+    throw ProtocolError("remote protocol: a Request must be a JSON object with an integer \"id\" and a string \"method\"");
+  json reply = {{"id", request["id"]}};
+  try {
+    reply["result"] = json::parse(answer(c, request["method"].get<std::string>()));
+  } catch (const ProtocolError&) {
+    throw;
+  } catch (const std::exception& e) {
+    reply["error"] = e.what();
+  }
+  c.out += encode_frame(FrameType::Reply, reply.dump());
+}
+
+std::string AgentServer::answer(Connection& c, const std::string& method) {
+  if (method == "status") {
+    json s = {{"pid", manifest_.pid},     {"job", manifest_.job},      {"rank", manifest_.rank},
+              {"clients", clients_.size()}, {"session", session_id_},   {"subscribed", c.subscribed},
+              {"dropped", c.queue.dropped()}};
+    if (session_id_ != 0)
+      for (const auto& r : prof::SessionRegistry::instance().list())
+        if (r.id == session_id_) {
+          s["session_name"] = r.name;
+          s["recording"] = r.recording;
+          s["steps"] = r.counts.steps;
+          s["ops"] = r.counts.ops;
+        }
+    return s.dump();
+  }
+  if (method == "subscribe") {
+    subscribe(c);
+    return json{{"session", session_id_}, {"owned", owned_session_ != nullptr}}.dump();
+  }
+  if (method == "unsubscribe") {
+    unsubscribe(c);
+    return "{}";
+  }
+  throw rt::ValueError(fmt::format("unknown method '{}': this agent answers status, subscribe and unsubscribe "
+                                   "(it observes; it never runs code sent to it)", method));
+}
+
+void AgentServer::subscribe(Connection& c) {
+  if (c.subscribed) return;
+  auto& registry = prof::SessionRegistry::instance();
+  if (session_id_ == 0) {
+    for (const auto& r : registry.list())
+      if (r.recording) {
+        session_id_ = r.id;
+        break;
+      }
+  }
+  if (session_id_ == 0) {
+    prof::SessionOptions o;
+    o.record_shapes = true;
+    o.profile_memory = true;
+    o.with_stack = true;
+    o.name = fmt::format("{} rank {}", manifest_.job, manifest_.rank);
+    o.metadata = {{"job_id", manifest_.job}, {"rank", std::to_string(manifest_.rank)},
+                  {"attached_by", c.client}};
+    auto session = std::make_unique<prof::Session>(std::move(o));
+    session->start();  // throws when another session records: the reply carries the reason
+    for (const auto& r : registry.list())
+      if (r.recording) {
+        session_id_ = r.id;
+        break;
+      }
+    owned_session_ = std::move(session);
+  }
+  c.subscribed = true;
+  c.cursor = {};
+}
+
+void AgentServer::unsubscribe(Connection& c) { c.subscribed = false; }
+
+void AgentServer::release_session_if_unused() {
+  if (session_id_ == 0) return;
+  for (const auto& c : clients_)
+    if (c->subscribed) return;
+  if (owned_session_) {
+    if (owned_session_->recording()) owned_session_->stop();
+    owned_session_.reset();
+  }
+  session_id_ = 0;
+}
+
+void AgentServer::read_sessions(bool final_read) {
+  if (session_id_ == 0) return;
+  auto& registry = prof::SessionRegistry::instance();
+  const auto now = Clock::now();
+  for (auto& c : clients_) {
+    if (!c->subscribed || !c->fd) continue;
+    std::optional<prof::SessionDelta> delta;
+    try {
+      delta = registry.read_since(session_id_, c->cursor);
+    } catch (const std::exception&) {
+      delta.reset();
+    }
+    if (!delta) {  // the session left the registry
+      c->queue.push_notice(json{{"event", "session_ended"}, {"session", session_id_}}.dump());
+      c->subscribed = false;
+      continue;
+    }
+    c->cursor = delta->cursor;
+    const auto& d = delta->records;
+    const bool complete = d.complete;
+    const bool news = delta->reset || record_count(d) > 0 || !delta->new_strings.empty() || !d.steps.empty() ||
+                      delta->graphs_changed || complete;
+    if (news || final_read || now - c->last_batch >= kHeartbeat) {
+      c->queue.push(std::move(*delta));
+      c->last_batch = now;
+    }
+    if (complete) {  // everything is queued: the client hears so after the last batch
+      c->queue.push_notice(json{{"event", "session_complete"}, {"session", session_id_}}.dump());
+      c->subscribed = false;
+    }
+  }
+}
+
+bool AgentServer::write_to(Connection& c) {
+  while (c.out.size() < kWriteAhead) {
+    auto item = c.queue.pop();
+    if (!item) break;
+    if (item->batch) {
+      try {
+        c.out += encode_frame(FrameType::EventBatch, encode_event_batch(*item->batch), true);
+      } catch (const ProtocolError& e) {  // over the frame limits: the client hears what it misses
+        c.out += encode_frame(FrameType::Notice, json{{"event", "batch_dropped"}, {"reason", e.what()},
+                                                      {"records", record_count(item->batch->delta.records)}}.dump());
+      }
+    } else {
+      c.out += encode_frame(FrameType::Notice, item->notice);
+    }
+  }
+  while (!c.out.empty()) {
+    const ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      c.out.erase(0, size_t(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+    return false;
+  }
+  return !c.closing;
+}
+
+namespace {
+
+// The last increment of the agent's own session once stopped: its header, threads and final step. Reading the
+// stopped session instead would give a reset (stop() sorts the records, session_delta.h) that resends
+// everything the subscribers already hold.
+prof::SessionDelta final_increment(const prof::SessionData& stopped, const prof::SnapshotCursor& cursor) {
+  prof::SessionDelta d;
+  d.first_new_string = prof::StringId(cursor.strings);
+  for (size_t i = cursor.strings; i < stopped.strings.size(); ++i) d.new_strings.push_back(stopped.strings.at(prof::StringId(i)));
+  prof::SessionData& r = d.records;
+  r.name = stopped.name;
+  r.clock_offset_ns = stopped.clock_offset_ns;
+  r.start_ns = stopped.start_ns;
+  r.end_ns = stopped.end_ns;
+  r.complete = stopped.complete;
+  r.dropped_records = stopped.dropped_records;
+  r.metadata = stopped.metadata;
+  r.threads = stopped.threads;
+  if (cursor.open_step && !stopped.steps.empty()) {
+    r.steps.push_back(stopped.steps.back());
+    d.replaces_open_step = true;
+  }
+  return d;
+}
+
+}  // namespace
+
+void AgentServer::flush_and_close(std::chrono::milliseconds timeout) {
+  read_sessions(true);
+  if (owned_session_ && owned_session_->recording()) {
+    try {
+      owned_session_->stop();
+      for (auto& c : clients_)
+        if (c->subscribed && c->fd) {
+          c->queue.push(final_increment(owned_session_->data(), c->cursor));
+          c->queue.push_notice(json{{"event", "session_complete"}, {"session", session_id_}}.dump());
+          c->subscribed = false;
+        }
+    } catch (const std::exception&) {
+    }
+  }
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    std::vector<pollfd> fds;
+    for (auto& c : clients_)
+      if (c->fd && (!c->out.empty() || !c->queue.empty())) fds.push_back({c->fd.get(), POLLOUT, 0});
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (fds.empty() || left.count() <= 0) break;
+    ::poll(fds.data(), fds.size(), int(std::min<int64_t>(left.count(), 100)));
+    for (auto& c : clients_)
+      if (c->fd && !write_to(*c)) c->fd.reset();
+  }
+  clients_.clear();
+  owned_session_.reset();
+  session_id_ = 0;
+}
+
+}  // namespace rt::remote
