@@ -56,6 +56,8 @@ class LaunchCommand final : public Command {
                    "Seconds between a rank supervisor's checks of its silent script process (default 0.1)")
         ->type_name("S");
     app.add_flag("--no-prefix,--no_prefix", no_prefix_, "Do not tag each output line with [rank N]:");
+    app.add_flag("--attach", attach_,
+                 "Make every rank attachable by the studio and `rtorch attach JOB` (sets RT_ATTACH=1 for the ranks)");
     app.add_option("--store", store_,
                    "Profile every rank's whole run into this SQLite store, one session per rank "
                    "(\"rank 0 of 2 \u00b7 train.py\", grouped by job id)")
@@ -99,6 +101,11 @@ class LaunchCommand final : public Command {
     setenv("RT_LAUNCH_JOB_ID", job_id.c_str(), 1);
     setenv("RT_LAUNCH_STATUS_DIR", job_dir.c_str(), 1);
     std::vector<std::string> exported = {"RT_LAUNCH_JOB_ID", "RT_LAUNCH_STATUS_DIR"};
+    if (attach_) {  // each rank's `rtorch run` serves it (rt/remote/agent.h)
+      setenv("RT_ATTACH", "1", 1);
+      exported.push_back("RT_ATTACH");
+      fmt::print(stderr, "rtorch launch: ranks are attachable: rtorch attach {}\n", job_id);
+    }
     // As torchrun: several ranks on one node each get one OpenMP thread unless told otherwise.
     if (nproc_per_node_ > 1 && global.threads == 0 && !std::getenv("OMP_NUM_THREADS")) {
       setenv("OMP_NUM_THREADS", "1", 1);
@@ -223,6 +230,7 @@ class LaunchCommand final : public Command {
   int max_restarts_ = 0;
   double monitor_interval_ = 0.1;
   bool no_prefix_ = false;
+  bool attach_ = false;
   std::string store_;
   bool profile_memory_ = true;
   std::string script_;

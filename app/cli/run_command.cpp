@@ -6,12 +6,15 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <sys/stat.h>
 
 #include "command.h"
 #include "embedded_python.h"
 #include "profiled_run.h"
+#include "rt/remote/agent.h"
 
 namespace rt::cli {
 namespace {
@@ -27,6 +30,11 @@ bool script_is_openable(const std::string& path) {
   }
   std::fclose(f);
   return true;
+}
+
+bool attach_requested_by_environment() {
+  const char* v = std::getenv("RT_ATTACH");
+  return v && std::string(v) == "1";
 }
 
 class RunCommand final : public Command {
@@ -49,6 +57,8 @@ class RunCommand final : public Command {
                  "Record input shapes when profiling (default: on)");
     app.add_flag("--profile-memory,!--no-profile-memory", profile_.profile_memory,
                  "Record allocations by category when profiling (default: on)");
+    app.add_flag("--attach", attach_,
+                 "Make the run attachable by the studio and `rtorch attach` (also: RT_ATTACH=1); see `rtorch ps`");
     app.footer(
         "Everything after SCRIPT (or after -c CODE / -m MODULE) is passed to the script as sys.argv[1:],\n"
         "including options such as --help or --threads: give rtorch's own options (--profile, --store...)\n"
@@ -74,6 +84,17 @@ class RunCommand final : public Command {
                  "(see rtorch run --help)\n");
       return 2;
     }
+    if (attach_ || attach_requested_by_environment()) {
+      try {
+        const rt::remote::AgentManifest m = rt::remote::serve();
+        fmt::print(stderr, "rtorch run: attachable as job '{}' rank {} (rtorch attach {})\n", m.job, m.rank, m.job);
+        // This process serves; the processes it starts (DataLoader workers, subprocesses) do not.
+        setenv("RT_ATTACH", fmt::format("served:{}", m.pid).c_str(), 1);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "rtorch run: cannot make the run attachable: {}\n", e.what());
+        return 1;
+      }
+    }
     std::fflush(stdout);
     if (profile_.trace_path.empty() && profile_.store_path.empty()) return run_python_main(target);
     profile_.name = target.kind == PythonTarget::Kind::command ? "-c" : target.target;
@@ -88,6 +109,7 @@ class RunCommand final : public Command {
   CLI::Option* script_option_ = nullptr;
   std::vector<std::string> args_;
   ProfileRequest profile_;
+  bool attach_ = false;
 };
 
 }  // namespace

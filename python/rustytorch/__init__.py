@@ -64,6 +64,7 @@ from ._product_ops import *  # noqa: E402,F401,F403
 from . import autograd  # noqa: E402,F401
 from . import backends, cuda  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
+from . import remote  # noqa: E402,F401
 import builtins as _builtins  # noqa: E402
 
 from . import amp  # noqa: E402,F401
@@ -130,3 +131,6 @@ def __getattr__(name):
 
 
 __version__ = "0.1.0"
+
+
+remote._serve_if_requested()

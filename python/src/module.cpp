@@ -30,4 +30,6 @@ PYBIND11_MODULE(_C, m) {
   auto cuda = m.def_submodule("_cuda", "CUDA device bindings (use rustytorch.cuda)");
   rtpy::bind_cuda(m, cuda);
   rtpy::bind_dist(m);
+  auto remote = m.def_submodule("_remote", "remote attach bindings (use rustytorch.remote)");
+  rtpy::bind_remote(remote);
 }

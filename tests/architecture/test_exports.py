@@ -40,3 +40,12 @@ def test_the_profiler_exports_its_api_and_hides_its_internals():
     assert "rt::prof::Session::start()" in text
     assert "rt::prof::Store::open" in text
     assert "rt::prof::collect::BufferRegistry" not in text, "profiler/src/ internals are exported"
+
+
+def test_remote_exports_its_api_and_hides_its_internals():
+    symbols = exported("librt_remote.so")
+    text = "\n".join(symbols)
+    for public in ("rt::remote::serve(", "rt::remote::AgentClient::connect(", "rt::remote::decode_event_batch("):
+        assert public in text, f"{public} is missing from librt_remote.so's exports"
+    for internal in ("rt::remote::AgentServer", "rt::remote::BatchQueue", "rt::remote::listen_unix"):
+        assert internal not in text, f"{internal} (remote/src/) is exported; only the API should be"

@@ -1,7 +1,7 @@
 """Dependencies point one way (docs/architecture.md): a file may include headers of its own layer and
 the layers below it, never one above.
 
-    core (rt/dtype.h, rt/device.h, rt/scalar.h, rt/error.h) < kernels/ < engine/ < profiler/
+    core (rt/dtype.h, rt/device.h, rt/scalar.h, rt/error.h) < kernels/ < engine/ < profiler/ < remote/
         < visualizers/ < python/ < app/          (tests/, bench/, samples/ may include anything)
 
 Every `#include "..."` of every C/C++/CUDA source is resolved the way the build resolves it (the
@@ -23,6 +23,7 @@ LAYERS = [
     ("kernels", 1, ["kernels"]),
     ("engine", 2, ["engine"]),
     ("profiler", 3, ["profiler"]),
+    ("remote", 3.5, ["remote"]),
     ("visualizers", 4, ["visualizers"]),
     ("python", 5, ["python"]),
     ("app", 6, ["app"]),
@@ -34,6 +35,7 @@ INCLUDE_ROOTS = {
     "kernels": ["kernels"],
     "engine": ["engine/include", "engine/src", "engine/dist/include", "engine/dist/src"],
     "profiler": ["profiler/include", "profiler/src"],
+    "remote": ["remote/include", "remote/src"],
     "visualizers": ["visualizers/include", "visualizers/src"],
     "python": ["python/src"],
     "app": ["app/studio", "app/common", "app/cli", "app"],
