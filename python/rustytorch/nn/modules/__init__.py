@@ -17,6 +17,7 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
                       ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
                       ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .param_container import ParameterDict, ParameterList
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
@@ -29,9 +30,10 @@ __all__ = [
     "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss",
     "MarginRankingLoss", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList", "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss", "MultiheadAttention", "NLLLoss", "NonDynamicallyQuantizableLinear", "PReLU",
-    "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d",
-    "ReflectionPad3d", "RemovableHandle", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "SELU",
-    "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmax2d", "Softmin", "Softplus",
-    "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold", "TransformerEncoder", "TransformerEncoderLayer",
-    "TripletMarginLoss", "Unflatten", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "ReLU", "ReLU6",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "RemovableHandle", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss",
+    "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
+    "TransformerEncoder", "TransformerEncoderLayer", "TripletMarginLoss", "Unflatten", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d",
 ]
