@@ -41,7 +41,8 @@ FUNCTIONAL = [
 
 MODULES = [
     ("ELU", lambda nn: nn.ELU()), ("ELU_alpha", lambda nn: nn.ELU(0.5)), ("SELU", lambda nn: nn.SELU()),
-    ("CELU", lambda nn: nn.CELU(1.5)), ("Hardtanh", lambda nn: nn.Hardtanh(-0.5, 2.0)), ("ReLU6", lambda nn: nn.ReLU6()),
+    ("CELU", lambda nn: nn.CELU(1.5)), ("Hardtanh", lambda nn: nn.Hardtanh(-0.5, 2.0)),
+    ("ReLU6", lambda nn: nn.ReLU6()),
     ("Hardswish", lambda nn: nn.Hardswish()), ("Hardsigmoid", lambda nn: nn.Hardsigmoid()),
     ("Mish", lambda nn: nn.Mish()), ("Softsign", lambda nn: nn.Softsign()), ("Tanhshrink", lambda nn: nn.Tanhshrink()),
     ("LogSigmoid", lambda nn: nn.LogSigmoid()), ("Threshold", lambda nn: nn.Threshold(0.1, 20.0)),

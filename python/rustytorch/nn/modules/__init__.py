@@ -21,6 +21,8 @@ from .param_container import ParameterDict, ParameterList
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .transformer_decoder import TransformerDecoder, TransformerDecoderLayer
+from .transformer_model import Transformer
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "CELU",
@@ -34,6 +36,6 @@ __all__ = [
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "RemovableHandle", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss",
     "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
-    "TransformerEncoder", "TransformerEncoderLayer", "TripletMarginLoss", "Unflatten", "ZeroPad1d", "ZeroPad2d",
-    "ZeroPad3d",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    "TripletMarginLoss", "Unflatten", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]
