@@ -5,7 +5,9 @@
     layer = rt.nn.TransformerEncoderLayer(64, 4, dim_feedforward=256, batch_first=True)
     enc = rt.nn.TransformerEncoder(layer, num_layers=2)     # deep copies of `layer`
     y = enc(x, mask=causal)                      # causal: bool [L, L], True = may NOT attend
-(TransformerDecoderLayer/TransformerDecoder: transformer_decoder.py; nn.Transformer: transformer_model.py.)
+
+TransformerDecoderLayer and TransformerDecoder live in transformer_decoder.py, nn.Transformer in
+transformer_model.py. is_causal (torch 2.x) is only a hint that the mask given is causal.
 
 Shapes (E = embed_dim, H = num_heads): query [L, N, E], key/value [S, N, E] ([N, L, E] with
 batch_first; unbatched [L, E] too). key_padding_mask [N, S] (bool: True = ignore that key, or
