@@ -5,9 +5,10 @@
     y = F.conv2d(x, w, b, stride=1, padding="same")
 
 Functions the engine implements as one op (losses, norms, conv, pooling, attention) call it
-directly, so forward and backward are the engine's; the torch functions it lacks (elu, hardtanh,
-pad, normalize, and the losses from l1_loss on: huber_loss, kl_div, poisson_nll_loss, ...) are
-compositions of engine ops, so autograd gives their backward. `inplace=True` arguments are honoured by the in-place op where one
+directly, so forward and backward are the engine's; the torch functions it lacks (the activations
+of _functional_activations.py, pad and pixel_shuffle in _functional_padding.py, normalize, and the
+losses from l1_loss on: huber_loss, kl_div, poisson_nll_loss, ...) are compositions of engine ops,
+so autograd gives their backward. `inplace=True` arguments are honoured by the in-place op where one
 exists.
 """
 import math
@@ -15,6 +16,10 @@ import warnings
 
 from .. import _C
 from ..amp.autocast_mode import _BCE_UNSAFE, _float32_rule  # torch's autocast rules for the compositions
+from . import _functional_activations, _functional_padding
+from ._functional_activations import *  # noqa: F401,F403 -- selu, celu, prelu, hardswish, ..., gumbel_softmax
+from ._functional_activations import _source
+from ._functional_padding import *  # noqa: F401,F403 -- pad (4 modes), pixel_shuffle, pixel_unshuffle
 
 __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "sigmoid", "tanh",
            "softplus", "logsigmoid", "hardtanh", "softmax", "log_softmax", "softmin", "cross_entropy", "nll_loss",
@@ -24,6 +29,7 @@ __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "sil
            "cosine_similarity", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "pairwise_distance",
            "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss"]
+__all__ += [n for n in _functional_activations.__all__ + _functional_padding.__all__ if n not in __all__]
 
 
 def _reduction(size_average, reduce, reduction):
@@ -76,21 +82,8 @@ def relu_(input):
     return input.relu_()
 
 
-def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0, inplace)
-
-
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
-
-
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    out = _C.leaky_relu(input, negative_slope)
-    return input.copy_(out) if inplace else out
-
-
-def elu(input, alpha=1.0, inplace=False):
-    out = _C.where(input > 0, input, (input.exp() - 1) * alpha)
+    out = _C.leaky_relu(_source(input, inplace), negative_slope)
     return input.copy_(out) if inplace else out
 
 
@@ -99,12 +92,13 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    out = _C.silu(input)
+    out = _C.silu(_source(input, inplace))
     return input.copy_(out) if inplace else out
 
 
 def mish(input, inplace=False):
-    out = input * _C.softplus(input).tanh()
+    x = _source(input, inplace)
+    out = x * _C.softplus(x).tanh()
     return input.copy_(out) if inplace else out
 
 
@@ -185,35 +179,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 def dropout(input, p=0.5, training=True, inplace=False):
     out = _C.dropout(input, p, training)
     return input.copy_(out) if inplace and training and p > 0 else out
-
-
-def pad(input, pad, mode="constant", value=None):
-    """Constant padding of the last len(pad) // 2 dims: pad = (left, right, top, bottom, ...)."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad(mode='{mode}') is not supported; only mode='constant' is available")
-    if len(pad) % 2 != 0 or len(pad) // 2 > input.dim():
-        raise ValueError(f"pad: padding length must be even and at most 2 * input.dim(), got {len(pad)}")
-    value = 0.0 if value is None else value
-    out = input
-    for i in range(len(pad) // 2):
-        dim = input.dim() - 1 - i
-        before, after = pad[2 * i], pad[2 * i + 1]
-        if before < 0:
-            out = out.narrow(dim, -before, out.shape[dim] + before)
-            before = 0
-        if after < 0:
-            out = out.narrow(dim, 0, out.shape[dim] + after)
-            after = 0
-        parts = []
-        for n in (before, None, after):
-            if n is None:
-                parts.append(out)
-            elif n > 0:
-                shape = list(out.shape)
-                shape[dim] = n
-                parts.append(_C._full(shape, value, dtype=out.dtype))
-        out = _C.cat(parts, dim) if len(parts) > 1 else out
-    return out
 
 
 @_float32_rule(on_cpu=False)

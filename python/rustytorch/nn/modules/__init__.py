@@ -1,5 +1,7 @@
 """Every rt.nn layer class; see module.py for the Module contract."""
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh
+from .activation import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
+                         LogSoftmax, Mish, PReLU, ReLU, ReLU6, SELU, SiLU, Sigmoid, Softmax, Softmax2d, Softmin,
+                         Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
@@ -12,16 +14,28 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
                    MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+                      ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+                      ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .param_container import ParameterDict, ParameterList
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .transformer_decoder import TransformerDecoder, TransformerDecoderLayer
+from .transformer_model import Transformer
 
 __all__ = [
-    "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d",
-    "Conv2d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU",
-    "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
-    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool2d", "Module", "ModuleDict",
-    "ModuleList", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiheadAttention", "NLLLoss",
-    "NonDynamicallyQuantizableLinear", "PoissonNLLLoss", "ReLU", "RemovableHandle", "Sequential", "SiLU", "Sigmoid",
-    "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softplus", "Tanh", "TransformerEncoder",
-    "TransformerEncoderLayer", "TripletMarginLoss", "Unflatten",
+    "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "CELU",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d",
+    "Conv2d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GLU",
+    "GaussianNLLLoss", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "HingeEmbeddingLoss", "HuberLoss",
+    "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss",
+    "MarginRankingLoss", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList", "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss", "MultiheadAttention", "NLLLoss", "NonDynamicallyQuantizableLinear", "PReLU",
+    "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "ReLU", "ReLU6",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "RemovableHandle", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss",
+    "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    "TripletMarginLoss", "Unflatten", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]

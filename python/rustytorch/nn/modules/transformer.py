@@ -6,6 +6,9 @@
     enc = rt.nn.TransformerEncoder(layer, num_layers=2)     # deep copies of `layer`
     y = enc(x, mask=causal)                      # causal: bool [L, L], True = may NOT attend
 
+TransformerDecoderLayer and TransformerDecoder live in transformer_decoder.py, nn.Transformer in
+transformer_model.py. is_causal (torch 2.x) is only a hint that the mask given is causal.
+
 Shapes (E = embed_dim, H = num_heads): query [L, N, E], key/value [S, N, E] ([N, L, E] with
 batch_first; unbatched [L, E] too). key_padding_mask [N, S] (bool: True = ignore that key, or
 float added to the scores); attn_mask [L, S] or [N * H, L, S], same conventions. Weights are
@@ -163,6 +166,14 @@ def _activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
+def _check_causal_hint(name, is_causal, mask):
+    """torch 2.x's is_causal arguments only tell that the given mask is causal; the mask is what is
+    applied, so a causal hint without a mask is refused, as torch refuses it."""
+    if is_causal and mask is None:
+        raise RuntimeError(f"{name}=True needs the mask it describes: pass the causal mask too, e.g. "
+                           "rt.nn.Transformer.generate_square_subsequent_mask(length)")
+
+
 class TransformerEncoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, device=None, dtype=None):
@@ -179,7 +190,8 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None):
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        _check_causal_hint("is_causal", is_causal, src_mask)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
@@ -206,7 +218,8 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, src, mask=None, src_key_padding_mask=None):
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        _check_causal_hint("is_causal", is_causal, mask)
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
