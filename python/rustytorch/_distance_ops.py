@@ -42,6 +42,16 @@ def _sqrt_or_zero(squared):
     return _C.where(zero, squared.new_zeros(()), _C.where(zero, squared.new_ones(()), squared).sqrt())
 
 
+def _max_with_tied_gradients(size):
+    """size.amax(-1) whose gradient goes in full to every element equal to the maximum (torch's cdist backward
+    for p=inf; amax would share it between them): the tied elements summed, less the maximum (no gradient)
+    counted once per extra tie."""
+    largest = size.detach().amax(-1, keepdim=True)
+    ties = size.eq(largest)
+    extra = ties.sum(-1).to(size.dtype) - 1
+    return (size * ties.to(size.dtype)).sum(-1) - extra * largest.squeeze(-1)
+
+
 def _p_norm(diff, p):
     """The p-norm over the last dim of diff, with zero gradients where diff (or the whole norm) is zero, where
     |d|^p and s^(1/p) have infinite derivatives."""
@@ -51,7 +61,7 @@ def _p_norm(diff, p):
     if p == 1:
         return size.sum(-1)
     if math.isinf(p):
-        return size.amax(-1)
+        return _max_with_tied_gradients(size)
     zero = size.eq(0)
     powered = _C.where(zero, size.new_zeros(()), _C.where(zero, size.new_ones(()), size).pow(p))
     total = powered.sum(-1)

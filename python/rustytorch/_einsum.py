@@ -201,7 +201,7 @@ def einsum(*args):
     "...ij->...ji" a transpose of the last two dims; operands may also come as one list. Without "->" the
     output holds the ellipsis dims, then the subscripts used once, in alphabetical order (upper case first).
     Operands are contracted left to right (torch may choose another order; the result is the same up to
-    rounding)."""
+    rounding). Like torch's, the result may be a view of an operand (einsum("ij->ji", x) is x.permute(1, 0))."""
     if not args:
         raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one "
                         "operand and its subscripts list")
@@ -227,6 +227,6 @@ def einsum(*args):
         b, lb = prepared[i]
         result, labels = _contract_pair(result, labels, b, lb, keep)
     result, labels = _sum_labels(result, labels, {x for x in labels if x not in out_labels})
-    if labels:
-        result = result.permute(*(labels.index(x) for x in out_labels))
-    return result if result is not operands[0] else result.clone()
+    if result is operands[0]:  # nothing to compute (a permutation at most): a view, as torch returns
+        return result.permute(*(labels.index(x) for x in out_labels)) if labels else result.view(())
+    return result.permute(*(labels.index(x) for x in out_labels)) if labels else result

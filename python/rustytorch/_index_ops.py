@@ -82,7 +82,7 @@ def _last_occurrence(index, size):
     any does."""
     counts = _hits(index, size, index.device)
     positions = _C.arange(index.numel(), dtype=_C.int64, device=index.device)
-    if int(counts.max().item()) > 1:  # keep each index's last entry (index_copy's order: later writes win)
+    if index.numel() > 1 and int(counts.max().item()) > 1:  # keep each repeated index's last entry
         ordered, order = _C.sort(index, stable=True)
         last = _C.cat([ordered[1:].ne(ordered[:-1]), _C._full((1,), True, dtype=_C.bool, device=index.device)])
         index, positions = ordered.masked_select(last), order.masked_select(last)
@@ -94,7 +94,8 @@ def index_copy(input, dim, index, source):
     """A copy of input with slice index[i] along dim replaced by slice i of source.
 
     source has input's shape except along dim, where it has len(index) entries. Indices must be in
-    [0, size); when one repeats, the last of its slices is the one copied (torch leaves that order undefined)."""
+    [0, size). When one repeats (torch leaves the outcome undefined), the last of its slices is copied and only
+    that one gets a gradient; finding it sorts the index, which the engine does on the CPU only."""
     x, src = _as_1d(input), _as_1d(source)
     dim = _wrap_dim(dim, input.dim())
     index = _check_index(index, x.shape[dim], "index_copy_", allow_negative=False)
@@ -113,10 +114,11 @@ def index_copy(input, dim, index, source):
     if src.dtype != x.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{x.dtype} and (source) {src.dtype}")
-    if index.numel() == 0:
-        return input.clone()
     slot, written = _last_occurrence(index, x.shape[dim])
-    rows = src.index_select(dim, slot)
+    # Slots nothing writes read an appended zero slice, so that source stays in the graph (with zero gradients)
+    # even when nothing is copied.
+    padded = _C.cat([src, src.new_zeros(*src.shape[:dim], 1, *src.shape[dim + 1:])], dim)
+    rows = padded.index_select(dim, _C.where(written, slot, slot.new_full((), index.numel())))
     return _C.where(_along(written, dim, x.dim()), rows, x).reshape(input.shape)
 
 
@@ -140,16 +142,16 @@ def masked_scatter(input, mask, source):
                            f"and {source.dtype}")
     shape = tuple(_C.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
     x, m = input.expand(*shape).reshape(-1), mask.expand(*shape).reshape(-1)
-    if m.numel() == 0:
-        return x.reshape(*shape).clone()
     position = _C.cumsum(m.to(_C.int64), 0) - 1
-    needed = int(position[-1].item()) + 1
+    needed = int(position[-1].item()) + 1 if m.numel() else 0
     if needed > source.numel():
         raise RuntimeError(f"masked_scatter: Number of elements of source ({source.numel()}) < number of ones in "
                            f"mask ({needed})")
-    if needed == 0:
-        return x.reshape(*shape).clone()
-    values = source.reshape(-1).index_select(0, position.clamp_min(0))
+    # Unmasked positions read an appended zero, so that source stays in the graph (with zero gradients) even
+    # when the mask selects nothing.
+    flat = source.reshape(-1)
+    padded = _C.cat([flat, flat.new_zeros(1)])
+    values = padded.index_select(0, _C.where(m, position, position.new_full((), flat.numel())))
     return _C.where(m, values, x).reshape(*shape)
 
 
