@@ -1,11 +1,11 @@
-"""Rounding written over engine ops: trunc is div(x, 1, rounding_mode="trunc"), round adds half-to-even
-rounding on top, frac is x - trunc(x).
+"""Rounding written over engine ops: trunc is div(x, 1, rounding_mode="trunc"); floor, ceil and round
+(half to even) step from it; frac is x - trunc(x).
 
-Their gradients are torch's: zero for round/trunc/fix, one for frac. Integer tensors round to themselves
-(round with decimals and frac refuse them, as torch 1.13 does)."""
+Their gradients are torch's: zero for round/trunc/fix/floor/ceil, one for frac. Integer tensors round to
+themselves (round with decimals and frac refuse them, as torch 1.13 does)."""
 from . import _C
 
-__all__ = ["round", "trunc", "fix", "frac", "round_", "trunc_", "fix_", "frac_"]
+__all__ = ["round", "trunc", "fix", "floor", "ceil", "frac", "round_", "trunc_", "fix_", "floor_", "ceil_", "frac_"]
 
 
 def _is_integral(x):
@@ -55,6 +55,22 @@ def fix(input):
     return trunc(input)
 
 
+def floor(input):
+    """Rounds down (floor(-1.2) is -2.0); infinities, NaN and signed zeros are kept."""
+    if _is_integral(input):
+        return input.clone()
+    t = _trunc(input)
+    return _C.where(t > input, t - 1, t)
+
+
+def ceil(input):
+    """Rounds up (ceil(-1.7) is -1.0, ceil(-0.5) is -0.0); infinities and NaN are kept."""
+    if _is_integral(input):
+        return input.clone()
+    t = _trunc(input)
+    return _C.where(t < input, t + 1, t)
+
+
 def frac(input):
     """The fractional part, input - trunc(input), with input's sign (frac(-1.5) is -0.5)."""
     if _is_integral(input):
@@ -74,4 +90,6 @@ def _in_place(fn, name):
 round_ = _in_place(round, "round_")
 trunc_ = _in_place(trunc, "trunc_")
 fix_ = _in_place(fix, "fix_")
+floor_ = _in_place(floor, "floor_")
+ceil_ = _in_place(ceil, "ceil_")
 frac_ = _in_place(frac, "frac_")

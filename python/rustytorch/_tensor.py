@@ -213,9 +213,9 @@ def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 # are not), and the modules that define them.
 _COMPOSED_METHODS = ("flip", "fliplr", "flipud", "roll", "rot90", "diff", "diagonal", "diag", "diag_embed", "trace",
                      "tile", "repeat_interleave", "outer", "ger", "kron", "cross", "logaddexp", "hypot", "histc",
-                     "bincount", "round", "trunc", "fix", "frac", "round_", "trunc_", "fix_", "frac_", "narrow_copy",
-                     "index_fill", "index_copy", "masked_scatter", "index_fill_", "index_copy_", "masked_scatter_",
-                     "unfold")
+                     "bincount", "round", "trunc", "fix", "floor", "ceil", "frac", "round_", "trunc_", "fix_",
+                     "floor_", "ceil_", "frac_", "narrow_copy", "index_fill", "index_copy", "masked_scatter",
+                     "index_fill_", "index_copy_", "masked_scatter_", "unfold")
 _COMPOSED_MODULES = (_shape_ops, _product_ops, _counting_ops, _rounding_ops, _index_ops)
 
 

@@ -75,11 +75,15 @@ ROUNDING_CASES = [
                             m.round(x, decimals=3)), [(4, 5)], True, FLOATS),
     ("trunc_fix_frac", lambda m, x: (m.trunc(x * 3), (x * 3).fix(), m.fix(x), m.frac(x * 3), (x * 3).frac()),
      [(4, 5)], True, FLOATS),
-    ("rounding_in_place", lambda m, x: ((x * 3).round_(), (x * 3).trunc_(), (x * 3).fix_(), (x * 3).frac_(),
-                                        (x * 30).round_(decimals=1)), [(4, 5)], True, FLOATS),
-    ("rounding_integers", lambda m, x: (m.round(x), x.trunc(), m.fix(x)), [(3, 4)], False, ("int64",)),
-    ("rounding_empty", lambda m, x: (m.round(x), m.trunc(x), m.frac(x), m.round(x, decimals=2)), [(0, 3)], True,
+    ("floor_ceil", lambda m, x: (m.floor(x * 3), (x * 3).floor(), m.ceil(x * 3), (x * 3).ceil()), [(4, 5)], True,
      FLOATS),
+    ("rounding_in_place", lambda m, x: ((x * 3).round_(), (x * 3).trunc_(), (x * 3).fix_(), (x * 3).frac_(),
+                                        (x * 30).round_(decimals=1), (x * 3).floor_(), (x * 3).ceil_()),
+     [(4, 5)], True, FLOATS),
+    ("rounding_integers", lambda m, x: (m.round(x), x.trunc(), m.fix(x), m.floor(x), x.ceil()), [(3, 4)], False,
+     ("int64",)),
+    ("rounding_empty", lambda m, x: (m.round(x), m.trunc(x), m.frac(x), m.round(x, decimals=2), m.floor(x)),
+     [(0, 3)], True, FLOATS),
 ]
 
 INDEX_CASES = [
@@ -150,6 +154,50 @@ def test_einsum_long_chain_and_views():
         operand = x if eq != "->" else want
         y = rt.einsum(eq, operand)  # a view, as torch returns: not the operand itself, but its memory
         assert y is not operand and y._shares_storage(operand) and y.tolist() == want.tolist()
+
+
+def _random_einsum(rng, nrng):
+    """A random equation (0-3 operands' worth of subscripts, repeats, ellipses with size-1 broadcasting, explicit
+    or implicit output) and float64 operands for it."""
+    sizes = {c: rng.randint(1, 4) for c in "abcdeAB"}
+    ellipsis = rng.random() < 0.4
+    ellipsis_shape = [rng.randint(1, 3) for _ in range(rng.randint(0, 2))]
+    terms, arrays = [], []
+    for _ in range(rng.randint(1, 3)):
+        labels = [rng.choice("abcdeAB") for _ in range(rng.randint(0, 4))]
+        shape = [sizes[c] for c in labels]
+        if ellipsis and rng.random() < 0.8:
+            at = rng.randint(0, len(labels))
+            dims = ellipsis_shape[len(ellipsis_shape) - rng.randint(0, len(ellipsis_shape)):]
+            labels[at:at] = ["..."]
+            shape[at:at] = [1 if rng.random() < 0.2 else s for s in dims]
+        terms.append("".join(labels))
+        arrays.append(nrng.standard_normal(shape))
+    equation = ",".join(terms)
+    if rng.random() < 0.6:
+        used = sorted({c for t in terms for c in t if c != "."})
+        out = rng.sample(used, rng.randint(0, len(used)))
+        if any("..." in t for t in terms) and rng.random() < 0.7:
+            out.insert(rng.randint(0, len(out)), "...")
+        equation += "->" + "".join(out)
+    return equation, arrays
+
+
+def test_einsum_random_equations_match_torch():
+    import random
+    rng, nrng = random.Random(0), np.random.default_rng(0)
+    for _ in range(150):
+        equation, arrays = _random_einsum(rng, nrng)
+        theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+        want = torch.einsum(equation, *theirs)
+        ours = [rt.tensor(a).requires_grad_() for a in arrays]
+        got = rt.einsum(equation, *ours)
+        assert_close(got, want, "float64", equation)
+        w = nrng.standard_normal(tuple(want.shape))
+        (want * torch.tensor(w)).sum().backward()
+        (got * rt.tensor(w)).sum().backward()
+        for r, t in zip(ours, theirs):
+            assert_close(r.grad, t.grad, "float64", f"grad {equation}")
 
 
 # [SECTION] cdist
@@ -231,7 +279,7 @@ SPECIAL = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, -0.3, 0.3, 3.7, -0.0, 0.0, INF,
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("name", ["round", "trunc", "fix", "frac"])
+@pytest.mark.parametrize("name", ["round", "trunc", "fix", "floor", "ceil", "frac"])
 def test_rounding_special_values_and_signed_zeros(name, dtype):
     x_rt, x_t = _pair([v for v in SPECIAL if dtype == "float64" or abs(v) < 3e38], dtype)
     got, want = getattr(rt, name)(x_rt).numpy(), getattr(torch, name)(x_t).numpy()
