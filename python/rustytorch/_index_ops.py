@@ -1,4 +1,4 @@
-"""Index and mask writes, copies and windows written over engine ops (index_select, scatter_add, cumsum, where):
+"""Index and mask writes, copies and windows written over engine ops (index_select, scatter_add, nonzero, where):
 narrow_copy, index_fill, index_copy, masked_scatter, and Tensor.unfold.
 
 The out-of-place forms build the result with where(), so autograd derives the backward: the positions written
@@ -142,17 +142,19 @@ def masked_scatter(input, mask, source):
                            f"and {source.dtype}")
     shape = tuple(_C.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
     x, m = input.expand(*shape).reshape(-1), mask.expand(*shape).reshape(-1)
-    position = _C.cumsum(m.to(_C.int64), 0) - 1
-    needed = int(position[-1].item()) + 1 if m.numel() else 0
+    selected = m.nonzero().reshape(-1)
+    needed = selected.numel()
     if needed > source.numel():
         raise RuntimeError(f"masked_scatter: Number of elements of source ({source.numel()}) < number of ones in "
                            f"mask ({needed})")
-    # Unmasked positions read an appended zero, so that source stays in the graph (with zero gradients) even
-    # when the mask selects nothing.
+    # The k-th selected position reads source element k; the others read an appended zero, so that source stays
+    # in the graph (with zero gradients) even when the mask selects nothing.
     flat = source.reshape(-1)
     padded = _C.cat([flat, flat.new_zeros(1)])
-    values = padded.index_select(0, _C.where(m, position, position.new_full((), flat.numel())))
-    return _C.where(m, values, x).reshape(*shape)
+    pad = flat.numel()
+    to_source = _C.arange(needed, dtype=_C.int64, device=m.device) - pad
+    slot = _C._full((m.numel(),), pad, dtype=_C.int64, device=m.device).scatter_add(0, selected, to_source)
+    return _C.where(m, padded.index_select(0, slot), x).reshape(*shape)
 
 
 def masked_scatter_(self, mask, source):
