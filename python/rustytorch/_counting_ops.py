@@ -62,7 +62,7 @@ def bincount(input, weights=None, minlength=0):
         return _C._zeros((minlength,), dtype=_C.int64, device=input.device)
     if int(input.min().item()) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    length = builtin_max(int(input.max().item()) + 1, minlength)
+    length = max(int(input.max().item()) + 1, minlength)
     index = input.to(_C.int64)
     if weights is None:
         counts = _C._zeros((length,), dtype=_C.int64, device=input.device)
@@ -71,5 +71,3 @@ def bincount(input, weights=None, minlength=0):
     sums = _C._zeros((length,), dtype=dtype, device=input.device)
     return sums.scatter_add(0, index, weights.to(dtype))
 
-
-builtin_max = max  # histc's `max` argument shadows the builtin inside it, as in torch's signature
