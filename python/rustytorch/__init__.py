@@ -61,6 +61,12 @@ from ._random import (Generator, default_generator, get_rng_state, initial_seed,
 from ._functions import *  # noqa: E402,F401,F403
 from ._shape_ops import *  # noqa: E402,F401,F403
 from ._product_ops import *  # noqa: E402,F401,F403
+from ._einsum import *  # noqa: E402,F401,F403
+from ._distance_ops import *  # noqa: E402,F401,F403
+from ._counting_ops import *  # noqa: E402,F401,F403
+from ._rounding_ops import *  # noqa: E402,F401,F403
+from ._index_ops import *  # noqa: E402,F401,F403
+from ._interop import *  # noqa: E402,F401,F403
 from . import autograd  # noqa: E402,F401
 from . import backends, cuda  # noqa: E402,F401
 from . import debug  # noqa: E402,F401

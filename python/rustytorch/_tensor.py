@@ -5,7 +5,7 @@ import weakref
 
 import numpy as _np
 
-from . import _C, _functions, _product_ops, _shape_ops
+from . import _C, _counting_ops, _functions, _index_ops, _product_ops, _rounding_ops, _shape_ops
 from ._tensor_str import tensor_repr
 
 Tensor = _C.Tensor
@@ -209,9 +209,14 @@ def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _functions.isclose(self, other, rtol, atol, equal_nan)
 
 
-# Python-composed ops that torch also offers as Tensor methods (meshgrid, cartesian_prod, tensordot are not).
+# Python-composed ops that torch also offers as Tensor methods (meshgrid, cartesian_prod, tensordot, einsum, cdist
+# are not), and the modules that define them.
 _COMPOSED_METHODS = ("flip", "fliplr", "flipud", "roll", "rot90", "diff", "diagonal", "diag", "diag_embed", "trace",
-                     "tile", "repeat_interleave", "outer", "ger", "kron", "cross", "logaddexp", "hypot")
+                     "tile", "repeat_interleave", "outer", "ger", "kron", "cross", "logaddexp", "hypot", "histc",
+                     "bincount", "round", "trunc", "fix", "floor", "ceil", "frac", "round_", "trunc_", "fix_",
+                     "floor_", "ceil_", "frac_", "narrow_copy", "index_fill", "index_copy", "masked_scatter",
+                     "index_fill_", "index_copy_", "masked_scatter_", "unfold")
+_COMPOSED_MODULES = (_shape_ops, _product_ops, _counting_ops, _rounding_ops, _index_ops)
 
 
 def _install():
@@ -238,7 +243,7 @@ def _install():
         "is_shared": lambda self: False,
     }
     for name in _COMPOSED_METHODS:
-        methods[name] = getattr(_shape_ops, name, None) or getattr(_product_ops, name)
+        methods[name] = next(getattr(m, name) for m in _COMPOSED_MODULES if hasattr(m, name))
     methods["isclose"] = _isclose
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
