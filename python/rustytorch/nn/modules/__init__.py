@@ -13,15 +13,16 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d",
-    "Conv2d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU",
-    "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
-    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool2d", "Module", "ModuleDict",
-    "ModuleList", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiheadAttention", "NLLLoss",
-    "NonDynamicallyQuantizableLinear", "PoissonNLLLoss", "ReLU", "RemovableHandle", "Sequential", "SiLU", "Sigmoid",
-    "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softplus", "Tanh", "TransformerEncoder",
-    "TransformerEncoderLayer", "TripletMarginLoss", "Unflatten",
+    "Conv2d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "GRU", "GRUCell",
+    "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell",
+    "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool2d", "Module",
+    "ModuleDict", "ModuleList", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiheadAttention", "NLLLoss",
+    "NonDynamicallyQuantizableLinear", "PoissonNLLLoss", "RNN", "RNNBase", "RNNCell", "RNNCellBase", "ReLU",
+    "RemovableHandle", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softplus",
+    "Tanh", "TransformerEncoder", "TransformerEncoderLayer", "TripletMarginLoss", "Unflatten",
 ]
