@@ -4,12 +4,21 @@ Every sequence is handled as time-major rows: a padded [T, B, I] input is viewed
 batch_sizes [B] * T, and a PackedSequence's data already is [sum(batch_sizes), I] (batch_sizes
 non-increasing). One layer-direction then costs:
 
-    xw = addmm(input_bias, rows, W_ih^T)                  # one matmul for every time step
-    for each step t: state = step(xw[offset_t : offset_t + batch_sizes[t]], state, weights)
+    projections = rows @ W_ih^T + bias                    # one matmul for every time step (GRU: two)
+    pieces = split_rows(projections, batch_sizes)          # one backward node: see Note [Row split backward]
+    for each step t: state = step(pieces[t], state, weights)
 
 so a step only does h @ W_hh^T, the gate nonlinearities and the state update. Gate layouts are
-PyTorch's: LSTM (i, f, g, o), GRU (r, z, n). For RNN and LSTM both biases are folded into the input
-projection (b_ih + b_hh); GRU keeps b_hh in the step, since its n gate multiplies (W_hn h + b_hn) by r.
+PyTorch's: LSTM (i, f, g, o), GRU (r, z, n). RNN and LSTM fold both biases into the input projection
+(b_ih + b_hh); GRU projects its r/z rows and its n rows separately (W_ih and W_hh are used through row
+views), so that r and z come out of one addmm + sigmoid per step and b_hn stays inside r * (h W_hn^T + b_hn).
+
+Note [Row split backward]: the engine's slice/select backward gives each piece a zero gradient of the
+whole tensor's size and copies its part in, so taking T steps out of a [T * B, G] tensor with narrow costs
+T full-size gradients (the LSTM word-model benchmark spent 60% of its backward there). split_rows is a
+custom Function whose one backward concatenates the T piece gradients. Like every rt.autograd.Function
+backward, that one is not differentiated again (create_graph), so double backward through these modules
+waits for the engine to give split/unbind a single-node backward.
 
 Sequences that end early (packed input) leave the batch from its end: the forward direction narrows
 the state when batch_sizes shrinks and keeps the rows that finished as their final state; the reverse
@@ -19,24 +28,24 @@ from collections import namedtuple
 
 import rustytorch as rt
 
-# Per layer-direction weights as the step sees them: W_hh^T, b_hh (GRU only, else None), W_hr^T (LSTM with
-# proj_size, else None).
-StepWeights = namedtuple("StepWeights", ["hh_t", "b_hh", "hr_t"])
+# Per layer-direction weights as the step sees them: W_hh^T (GRU: its r and z rows), GRU's W_hn^T and b_hn,
+# LSTM's W_hr^T with proj_size (None where unused).
+StepWeights = namedtuple("StepWeights", ["hh_t", "hn_t", "b_hn", "hr_t"])
 
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _rnn_tanh_step(xw, state, w):
-    return (rt.addmm(xw, state[0], w.hh_t).tanh(),)
+def _rnn_tanh_step(xs, state, w):
+    return (rt.addmm(xs[0], state[0], w.hh_t).tanh(),)
 
 
-def _rnn_relu_step(xw, state, w):
-    return (rt.addmm(xw, state[0], w.hh_t).relu(),)
+def _rnn_relu_step(xs, state, w):
+    return (rt.addmm(xs[0], state[0], w.hh_t).relu(),)
 
 
-def _lstm_step(xw, state, w):
+def _lstm_step(xs, state, w):
     h, c = state
-    i, f, g, o = rt.addmm(xw, h, w.hh_t).chunk(4, 1)
+    i, f, g, o = rt.addmm(xs[0], h, w.hh_t).chunk(4, 1)
     c = rt.addcmul(f.sigmoid() * c, i.sigmoid(), g.tanh())
     h = o.sigmoid() * c.tanh()
     if w.hr_t is not None:
@@ -44,13 +53,11 @@ def _lstm_step(xw, state, w):
     return h, c
 
 
-def _gru_step(xw, state, w):
+def _gru_step(xs, state, w):
+    x_rz, x_n = xs
     h = state[0]
-    gh = h.mm(w.hh_t) if w.b_hh is None else rt.addmm(w.b_hh, h, w.hh_t)
-    x_r, x_z, x_n = xw.chunk(3, 1)
-    h_r, h_z, h_n = gh.chunk(3, 1)
-    r = (x_r + h_r).sigmoid()
-    z = (x_z + h_z).sigmoid()
+    r, z = rt.addmm(x_rz, h, w.hh_t).sigmoid().chunk(2, 1)
+    h_n = h.mm(w.hn_t) if w.b_hn is None else rt.addmm(w.b_hn, h, w.hn_t)
     n = rt.addcmul(x_n, r, h_n).tanh()
     return (rt.lerp(n, h, z),)  # (1 - z) * n + z * h
 
@@ -58,33 +65,37 @@ def _gru_step(xw, state, w):
 STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step, "GRU": _gru_step}
 
 
-def input_bias(mode, b_ih, b_hh):
-    """The bias added to the input projection: b_ih + b_hh, except for GRU (b_ih only); None without bias."""
-    if b_ih is None:
-        return None
-    return b_ih if mode == "GRU" else b_ih + b_hh
-
-
-def step_weights(mode, w_hh, b_hh, w_hr):
-    return StepWeights(w_hh.t(), b_hh if mode == "GRU" else None, None if w_hr is None else w_hr.t())
-
-
-def project(rows, w_ih, bias):
+def _project(rows, w_ih, bias):
     """rows @ W_ih^T (+ bias) for all the rows at once."""
     return rows.mm(w_ih.t()) if bias is None else rt.addmm(bias, rows, w_ih.t())
 
 
+def prepare(mode, rows, w_ih, w_hh, b_ih, b_hh, w_hr):
+    """The input projections of all rows (a tuple: GRU's r/z part and n part, else one tensor) and StepWeights.
+
+    RNN and LSTM fold b_ih + b_hh into the projection; GRU folds the r and z parts of b_hh and keeps b_hn in
+    the step, since n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))."""
+    if mode != "GRU":
+        bias = None if b_ih is None else b_ih + b_hh
+        return (_project(rows, w_ih, bias),), StepWeights(w_hh.t(), None, None, None if w_hr is None else w_hr.t())
+    two = 2 * w_hh.shape[1]
+    n = w_hh.shape[0] - two
+    rz_bias = None if b_ih is None else b_ih.narrow(0, 0, two) + b_hh.narrow(0, 0, two)
+    n_bias = None if b_ih is None else b_ih.narrow(0, two, n)
+    projections = (_project(rows, w_ih.narrow(0, 0, two), rz_bias), _project(rows, w_ih.narrow(0, two, n), n_bias))
+    b_hn = None if b_hh is None else b_hh.narrow(0, two, n)
+    return projections, StepWeights(w_hh.narrow(0, 0, two).t(), w_hh.narrow(0, two, n).t(), b_hn, None)
+
+
 def cell_step(mode, x, state, w_ih, w_hh, b_ih, b_hh):
     """One step of an RNNCell/LSTMCell/GRUCell on a batched [B, I] input."""
-    xw = project(x, w_ih, input_bias(mode, b_ih, b_hh))
-    return STEPS[mode](xw, state, step_weights(mode, w_hh, b_hh, None))
+    projections, weights = prepare(mode, x, w_ih, w_hh, b_ih, b_hh, None)
+    return STEPS[mode](projections, state, weights)
 
 
 class _SplitRows(rt.autograd.Function):
-    """rows.split(sizes) with one backward node that concatenates the pieces' gradients.
-
-    See Note [Row split backward]: the engine's slice backward gives every piece a full-size zero
-    gradient, which for T pieces costs T times the tensor's size; this costs it once."""
+    """rows.split(sizes) with one backward node that concatenates the pieces' gradients; see Note [Row split
+    backward]."""
 
     @staticmethod
     def forward(ctx, rows, sizes):
@@ -106,14 +117,14 @@ def _narrow_rows(state, start, length):
     return tuple(s.narrow(0, start, length) for s in state)
 
 
-def run_direction(mode, xw, state, weights, batch_sizes, reverse):
-    """Runs one layer-direction over xw ([sum(batch_sizes), G] input projections, time-major rows).
+def run_direction(mode, projections, state, weights, batch_sizes, reverse):
+    """Runs one layer-direction over its input projections ([sum(batch_sizes), *] each, time-major rows).
 
     state is a tuple of [batch_sizes[0], *] tensors (h, or (h, c) for LSTM). Returns the outputs
-    ([sum(batch_sizes), H_out], rows in the same order as xw) and the final state tuple.
+    ([sum(batch_sizes), H_out], rows in the same order as the input) and the final state tuple.
     """
     step = STEPS[mode]
-    steps = split_rows(xw, batch_sizes)
+    steps = list(zip(*(split_rows(p, batch_sizes) for p in projections)))
     outputs = []
     if not reverse:
         finished = []  # final states of sequences that ended, the highest rows first

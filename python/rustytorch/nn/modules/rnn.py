@@ -246,11 +246,11 @@ class RNNBase(Module):
                 w_ih, w_hh = weights[0], weights[1]
                 b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
                 w_hr = weights[-1] if self.proj_size > 0 else None
-                xw = recurrence.project(rows, w_ih, recurrence.input_bias(mode, b_ih, b_hh))
+                projections, step_weights = recurrence.prepare(mode, rows, w_ih, w_hh, b_ih, b_hh, w_hr)
                 index = layer * directions + direction
                 state = tuple(s[index] for s in states)
-                out, state = recurrence.run_direction(mode, xw, state, recurrence.step_weights(mode, w_hh, b_hh, w_hr),
-                                                      batch_sizes, reverse=direction == 1)
+                out, state = recurrence.run_direction(mode, projections, state, step_weights, batch_sizes,
+                                                      reverse=direction == 1)
                 outputs.append(out)
                 for k, s in enumerate(state):
                     finals[k].append(s)

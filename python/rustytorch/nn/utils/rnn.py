@@ -173,10 +173,10 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0):
     rest = tuple(sequences[0].shape[1:])
     for i, s in enumerate(sequences):
         if s.dim() == 0 or tuple(s.shape[1:]) != rest:
-            raise RuntimeError(f"pad_sequence: every sequence must have shape [L, {', '.join(map(str, rest))}] like "
+            raise RuntimeError(f"pad_sequence: every sequence must have shape [L{''.join(f', {d}' for d in rest)}] like "
                                f"the first one, but sequence {i} has shape {list(s.shape)}")
     lens = np.asarray([s.shape[0] for s in sequences], dtype=np.int64)
-    steps, batch = int(lens.max()), len(sequences)
+    steps = int(lens.max())
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
     t = np.arange(steps)[:, None]
     src = np.where(t < lens[None, :], starts[None, :] + t, int(lens.sum()))  # [steps, batch]
