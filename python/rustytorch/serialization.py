@@ -270,6 +270,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if not callable(getattr(f, "read", None)):
         raise TypeError(f"rt.load takes a file path or a binary file object with read(), got {type(f).__name__}")
     where = f"'{f.name}'" if isinstance(getattr(f, "name", None), str) else "the file object"
+    if isinstance(f, io.TextIOBase):
+        raise TypeError(f"rt.load: {where} is open in text mode; open it in binary mode ('rb')")
     data = f.read()
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"rt.load: {where} returned {type(data).__name__} from read(); open it in binary mode ('rb')")

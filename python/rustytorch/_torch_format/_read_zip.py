@@ -12,12 +12,12 @@ from ._unpickler import CheckpointUnpickler, run, storage_id
 
 
 def _top_folder(names, where):
-    pickles = [n for n in names if n.count("/") == 1 and n.endswith("/data.pkl")]
-    if len(pickles) == 1:
-        return pickles[0][:-len("data.pkl")]
     if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
         raise RuntimeError(f"rt.load: {where} is a TorchScript archive (torch.jit.save), which rustytorch cannot run;"
                            " save the model's state_dict with torch.save instead")
+    pickles = [n for n in names if n.count("/") == 1 and n.endswith("/data.pkl")]
+    if len(pickles) == 1:
+        return pickles[0][:-len("data.pkl")]
     if not pickles:
         raise RuntimeError(f"rt.load: {where} is a zip file without a '<folder>/data.pkl' record, so it is not a "
                            "torch.save checkpoint")

@@ -47,6 +47,9 @@ class LoadedStorage:
                              f"offset {offset} needs {end} elements but its storage holds {len(self)}; the file is "
                              "damaged (reading it would go out of bounds)")
         item = self.raw.itemsize
+        if any(s * item >= 1 << 62 for s in stride) or numel >= 1 << 62:
+            raise ValueError(f"rt.load: {self.where}: tensor size {tuple(size)} / stride {tuple(stride)} is too "
+                             "large to address; the file is damaged")
         base = self.raw[offset:] if numel else self.raw[:0]
         view = np.lib.stride_tricks.as_strided(base, shape=tuple(size), strides=tuple(s * item for s in stride),
                                                writeable=True)
