@@ -21,7 +21,6 @@ from conftest import to_numpy
 
 torch = pytest.importorskip("torch")
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.dirname(os.path.dirname(rt.__file__))
 
 

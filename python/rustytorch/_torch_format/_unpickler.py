@@ -55,7 +55,7 @@ class CheckpointUnpickler(pickle.Unpickler):
 
 
 def storage_id(pid, where):
-    """(kind, key, location, numel, view_metadata) of a persistent id ('storage', type, key, location, numel[, view])."""
+    """(kind, key, location, numel, view) of a persistent id ('storage', type, key, location, numel[, view])."""
     if not isinstance(pid, tuple) or len(pid) not in (5, 6):
         raise pickle.UnpicklingError(f"rt.load: {where}: unknown persistent id {pid!r}; the file is damaged")
     tag = pid[0].decode("ascii") if isinstance(pid[0], bytes) else pid[0]
