@@ -157,19 +157,23 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     if not isinstance(protocol, int) or not 2 <= protocol <= pickle.HIGHEST_PROTOCOL:
         raise ValueError(f"rt.save: pickle_protocol must be an int from 2 to {pickle.HIGHEST_PROTOCOL}, "
                          f"got {pickle_protocol!r}")
-    write = _tf.write_zip if fmt == _tf.ZIP else _tf.write_legacy
+    if not _is_path(f) and not callable(getattr(f, "write", None)):
+        raise TypeError(f"rt.save takes a file path or a binary file object with write(), got {type(f).__name__}")
+    prepared = _tf.prepare(obj, protocol, legacy=fmt == _tf.LEGACY)   # an unpicklable obj fails here, no file touched
+    if fmt == _tf.LEGACY:
+        def write(out):
+            _tf.write_legacy(prepared, out, protocol)
+    else:
+        def write(out):
+            _tf.write_zip(prepared, out)
     if _is_path(f):
         with open(_path(f), "wb") as out:
-            write(obj, out, protocol)
-        return
-    if not callable(getattr(f, "write", None)):
-        raise TypeError(f"rt.save takes a file path or a binary file object with write(), got {type(f).__name__}")
-    seekable = fmt == _tf.LEGACY or (getattr(f, "seekable", None) and f.seekable())
-    if seekable:
-        write(obj, f, protocol)
-    else:   # zipfile needs to seek back to finish each record's header
+            write(out)
+    elif fmt == _tf.LEGACY or (getattr(f, "seekable", None) and f.seekable()):
+        write(f)
+    else:   # zipfile seeks back to finish each record's header
         buffer = io.BytesIO()
-        write(obj, buffer, protocol)
+        write(buffer)
         f.write(buffer.getvalue())
 
 

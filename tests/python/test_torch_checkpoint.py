@@ -344,6 +344,12 @@ def test_format_follows_the_suffix_and_the_explicit_option(tmp_path):
     rt.save(sd, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
     assert (tmp_path / "legacy.pt").read_bytes()[:3] == b"\x80\x02\x8a"
     rt.save({"cfg": object.__new__(Config)}, tmp_path / "any.pt")   # PyTorch's format stores any picklable
+    (tmp_path / "keep.pt").write_bytes(b"previous checkpoint")
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        rt.save({"w": rt.ones(1), "fn": lambda x: x}, tmp_path / "keep.pt")
+    assert (tmp_path / "keep.pt").read_bytes() == b"previous checkpoint"   # a failed save leaves the file alone
+    with open(tmp_path / "a.safetensors", "rb") as f:
+        assert rt.load(f, map_location="cpu")["w"].tolist() == [1.0, 1.0]   # safetensors from a file object
     with pytest.raises(ValueError, match="pickle_protocol applies to PyTorch's format"):
         rt.save(sd, tmp_path / "x.safetensors", pickle_protocol=4)
     rt.save(sd, tmp_path / "p4.pt", pickle_protocol=4)

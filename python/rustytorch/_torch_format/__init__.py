@@ -2,7 +2,7 @@
 
     read_zip(fileobj, ...)    the zip archive torch.save writes since 1.6            (_read_zip)
     read_legacy(bytes, ...)   the older layout (_use_new_zipfile_serialization=False) (_read_legacy)
-    write_zip / write_legacy  the same formats, from rustytorch objects                (_write)
+    prepare + write_zip/_legacy  the same formats, from rustytorch objects             (_write)
     detect(head)              which format a file is in, from its first bytes          (_detect)
 
 Tensors are rebuilt by rustytorch's versions of torch's rebuild functions (_rebuild) over storages checked
@@ -14,8 +14,8 @@ from ._globals import add_safe_globals, clear_safe_globals, get_safe_globals, sa
 from ._read_legacy import read_legacy
 from ._read_zip import read_zip
 from ._storage import Placement
-from ._write import write_legacy, write_zip
+from ._write import prepare, write_legacy, write_zip
 
 __all__ = ["LEGACY", "SAFETENSORS", "TORCH_SUFFIXES", "ZIP", "detect", "save_format", "add_safe_globals",
            "clear_safe_globals", "get_safe_globals", "safe_globals", "read_legacy", "read_zip", "Placement",
-           "write_legacy", "write_zip"]
+           "prepare", "write_legacy", "write_zip"]

@@ -15,7 +15,8 @@ _ALIGN = 64
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
-def _pickle(obj, protocol, legacy=False):
+def prepare(obj, protocol=2, legacy=False):
+    """(pickle bytes, storage records) for obj: everything that can fail, done before a file is touched."""
     collector = TensorCollector(protocol)
     collector.dump(obj)
     layout = StorageLayout(collector.tensors)
@@ -39,8 +40,8 @@ def _entry(zf, base, name, data):
         dest.write(data)
 
 
-def write_zip(obj, fileobj, protocol=2, archive="archive"):
-    pickled, records = _pickle(obj, protocol)
+def write_zip(prepared, fileobj, archive="archive"):
+    pickled, records = prepared
     with zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         base = zf.start_dir
         _entry(zf, base, f"{archive}/data.pkl", pickled)
@@ -50,8 +51,8 @@ def write_zip(obj, fileobj, protocol=2, archive="archive"):
         _entry(zf, base, f"{archive}/version", b"3\n")
 
 
-def write_legacy(obj, fileobj, protocol=2):
-    pickled, records = _pickle(obj, protocol, legacy=True)
+def write_legacy(prepared, fileobj, protocol=2):
+    pickled, records = prepared
     sys_info = {"protocol_version": PROTOCOL_VERSION, "little_endian": True,
                 "type_sizes": {"short": 2, "int": 4, "long": 4}}
     for header in (MAGIC_NUMBER, PROTOCOL_VERSION, sys_info):
