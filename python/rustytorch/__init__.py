@@ -129,7 +129,7 @@ def _lazy(name):
 def __getattr__(name):
     # nn, optim, utils, profiler and serialization are written on top of this module; import on first use
     # so that `import rustytorch` works while they import rustytorch themselves.
-    if name in ("nn", "optim", "utils", "profiler"):
+    if name in ("nn", "optim", "utils", "profiler", "serialization"):
         return _lazy(name)
     if name in ("save", "load"):
         return getattr(_lazy("serialization"), name)

@@ -1,11 +1,32 @@
-"""rt.save / rt.load: objects made of tensors, containers and plain values, stored as safetensors.
+"""rt.save / rt.load: checkpoints in PyTorch's own formats and in safetensors.
 
-    rt.save(model.state_dict(), "model.safetensors")          # names -> tensors, as-is
-    model.load_state_dict(rt.load("model.safetensors"))
-    rt.save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}, "ckpt.safetensors")
-    ckpt = rt.load("ckpt.safetensors")                          # same structure back; ckpt["epoch"] == 3
+    rt.save(model.state_dict(), "model.pt")                     # PyTorch's zip format: torch.load reads it
+    rt.save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}, "ckpt.pth")
+    sd = rt.load("resnet18.pth")                                # written by torch.save; torch is not needed
+    sd = rt.load(buffer, map_location="cpu")                    # open files and io.BytesIO work too
+    rt.save(model.state_dict(), "model.safetensors")            # safetensors, our default for our own files
 
-Format: a standard safetensors file (8-byte little-endian header length, JSON header, data).
+Which format rt.save writes:
+  * a path ending in .pt, .pth, .ckpt, .bin, .tar, .pkl or .pickle, or any file object: PyTorch's zip format
+    (what torch.save writes since 1.6), storing any picklable object as torch.save does;
+  * _use_new_zipfile_serialization=True / False forces PyTorch's zip / legacy (pre-1.6) format;
+  * any other path (".safetensors", or no suffix): safetensors, as rt.save always did (details below).
+rt.load reads the format from the file's content (zip, legacy pickle, or safetensors), from a path or a file
+object. map_location works as in torch.load: None (where the tensors were saved; 'cuda' needs a GPU), a str
+or rt.device, a dict renaming locations ({"cuda:0": "cpu"}), or a callable (storage as a 1-D CPU tensor,
+location) returning a tensor whose device is used, or None for the default.
+
+weights_only (default True, as torch.load since 2.6): PyTorch files are pickles, and a pickle can run any
+code. By default rt.load only rebuilds tensors, Parameters, containers (dict, OrderedDict, list, tuple, set),
+numbers, strings, bytes, None, torch dtypes, torch.Size and torch.device; any other global is refused, by name,
+before it is imported. add_safe_globals([cls, ...]) (or the safe_globals([...]) context manager) allows more.
+weights_only=False imports and calls whatever the file names, as pickle does: only for files you trust.
+Quantized, sparse, complex and int8/int16 tensors (dtypes rustytorch lacks) are refused with the dtype named.
+Tensors that share a storage in the file share memory after loading (bfloat16 and non-CPU ones are copies);
+rt.save writes tensors that lie inside another saved contiguous tensor (tied weights, views) as views of its
+storage.
+
+safetensors: a standard safetensors file (8-byte little-endian header length, JSON header, data).
 A flat dict of str -> Tensor keeps its keys as the tensor names, so any safetensors reader sees
 the state_dict. Anything nested has its tensors named by their path ("optim.state.0.exp_avg")
 and its structure (dicts with str/int/float/bool/None keys, lists, tuples, str, int, float, bool,
@@ -14,27 +35,35 @@ that structure (a file without it loads as a dict of its tensors in file order).
 appears several times is stored once and comes back as one shared tensor; Parameters come back
 as Parameters. Other objects raise TypeError naming where they are and what is supported.
 """
+import io
 import json
 import math
 import os
+import pickle
+import tempfile
 
 import rustytorch as rt
 from rustytorch import _C
 
-__all__ = ["save", "load"]
+from . import _torch_format as _tf
+from ._torch_format import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
 _STRUCTURE_KEY = "rustytorch.structure"
 _FORMAT_KEY = "rustytorch.format"
 _FORMAT_VERSION = "1"
 _SUPPORTED = ("Tensors, dicts with str/int/float/bool/None keys, lists, tuples, str, int, float, bool and None "
-              "(e.g. model.state_dict(), optimizer.state_dict(), or a dict of those)")
+              "(e.g. model.state_dict(), optimizer.state_dict(), or a dict of those); save to a .pt file to store "
+              "any picklable object in PyTorch's format")
 
 
-def _path(f, verb):
-    if isinstance(f, (str, bytes, os.PathLike)):
-        return os.fspath(f) if not isinstance(f, bytes) else os.fsdecode(f)
-    raise TypeError(f"rt.{verb} takes a file path (str or os.PathLike), got {type(f).__name__}; file objects are "
-                    "not supported")
+def _is_path(f):
+    return isinstance(f, (str, bytes, os.PathLike))
+
+
+def _path(f):
+    return os.fsdecode(os.fspath(f))
 
 
 def _tensor_entry(t, name):
@@ -94,8 +123,7 @@ def _is_flat_state_dict(obj):
     return isinstance(obj, dict) and all(isinstance(k, str) and isinstance(v, rt.Tensor) for k, v in obj.items())
 
 
-def save(obj, f):
-    path = _path(f, "save")
+def _save_safetensors(obj, path):
     if _is_flat_state_dict(obj):
         if "__metadata__" in obj:
             raise ValueError("rt.save: '__metadata__' is reserved by the safetensors format and cannot name a tensor")
@@ -107,6 +135,46 @@ def save(obj, f):
         tensors = encoder.tensors
     metadata = {_FORMAT_KEY: _FORMAT_VERSION, _STRUCTURE_KEY: json.dumps(structure, separators=(",", ":"))}
     _C._save_safetensors(path, tensors, metadata)
+
+
+def _check_pickle_module(pickle_module, verb):
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError(f"rt.{verb}(pickle_module={getattr(pickle_module, '__name__', pickle_module)}): "
+                                  "only the standard pickle module is supported")
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=None):
+    """Save obj to f (a path or a binary file object); see the module docstring for which format is written."""
+    _check_pickle_module(pickle_module, "save")
+    fmt = _tf.save_format(f, _use_new_zipfile_serialization)
+    if fmt == _tf.SAFETENSORS:
+        if pickle_protocol is not None:
+            raise ValueError(f"rt.save: pickle_protocol applies to PyTorch's format, but '{_path(f)}' is written as "
+                             "safetensors (by its suffix); name it .pt/.pth to write PyTorch's format")
+        _save_safetensors(obj, _path(f))
+        return
+    protocol = 2 if pickle_protocol is None else pickle_protocol
+    if not isinstance(protocol, int) or not 2 <= protocol <= pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"rt.save: pickle_protocol must be an int from 2 to {pickle.HIGHEST_PROTOCOL}, "
+                         f"got {pickle_protocol!r}")
+    if not _is_path(f) and not callable(getattr(f, "write", None)):
+        raise TypeError(f"rt.save takes a file path or a binary file object with write(), got {type(f).__name__}")
+    prepared = _tf.prepare(obj, protocol, legacy=fmt == _tf.LEGACY)   # an unpicklable obj fails here, no file touched
+    if fmt == _tf.LEGACY:
+        def write(out):
+            _tf.write_legacy(prepared, out, protocol)
+    else:
+        def write(out):
+            _tf.write_zip(prepared, out)
+    if _is_path(f):
+        with open(_path(f), "wb") as out:
+            write(out)
+    elif fmt == _tf.LEGACY or (getattr(f, "seekable", None) and f.seekable()):
+        write(f)
+    else:   # zipfile seeks back to finish each record's header
+        buffer = io.BytesIO()
+        write(buffer)
+        f.write(buffer.getvalue())
 
 
 def _decode(node, tensors, restored):
@@ -144,14 +212,12 @@ def _decode(node, tensors, restored):
     raise ValueError(f"rt.load: malformed rustytorch.structure entry {node!r}")
 
 
-def load(f, map_location=None, weights_only=None):
-    path = _path(f, "load")
-    if map_location not in (None, "cpu"):
-        raise ValueError(f"rt.load(map_location={map_location!r}): tensors load on the CPU; move them afterwards "
-                         "with .to(device)")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"rt.load: no such file: '{path}'")
+def _load_safetensors(path, placement):
     tensors, metadata = _C._load_safetensors(path)
+    for name, t in tensors.items():
+        device = placement.device("cpu", lambda: t)
+        if device.type != "cpu":
+            tensors[name] = t.to(device)
     structure = (metadata or {}).get(_STRUCTURE_KEY)
     if structure is None:
         return dict(tensors)
@@ -164,3 +230,61 @@ def load(f, map_location=None, weights_only=None):
     except json.JSONDecodeError as e:
         raise ValueError(f"rt.load: '{path}' has a malformed rustytorch.structure entry in its metadata: {e}") from None
     return _decode(node, tensors, {})
+
+
+def _load_safetensors_bytes(data, placement):
+    with tempfile.TemporaryDirectory(prefix="rt-load-") as tmp:
+        path = os.path.join(tmp, "checkpoint.safetensors")
+        with open(path, "wb") as out:
+            out.write(data)
+        return _load_safetensors(path, placement)
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """Load a checkpoint written by torch.save (zip or legacy format) or rt.save (either, or safetensors).
+
+    f: a path or a binary file object (open file, io.BytesIO). map_location: as torch.load (module docstring).
+    weights_only: True by default; only tensors, containers and plain values are rebuilt, other globals are
+    refused by name (allow them with add_safe_globals). weights_only=False runs whatever the file names:
+    use it only for files you trust. pickle_load_args (e.g. encoding='latin1' for Python 2 files) go to the
+    unpickler.
+    """
+    _check_pickle_module(pickle_module, "load")
+    if mmap:
+        raise NotImplementedError("rt.load(mmap=True): files are read into memory; pass mmap=False (or omit it)")
+    weights_only = True if weights_only is None else bool(weights_only)
+    pickle_kwargs = {"encoding": "utf-8", **pickle_load_args}
+    if _is_path(f):
+        path = _path(f)
+        where = f"'{path}'"
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"rt.load: no such file: '{path}'")
+        placement = _tf.Placement(map_location, where)
+        with open(path, "rb") as src:
+            fmt = _tf.detect(src.read(512), where)
+            if fmt == _tf.ZIP:
+                src.seek(0)
+                return _tf.read_zip(src, where=where, map_location=map_location, weights_only=weights_only,
+                                    pickle_kwargs=pickle_kwargs)
+            if fmt == _tf.LEGACY:
+                src.seek(0)
+                return _tf.read_legacy(src.read(), where=where, map_location=map_location,
+                                       weights_only=weights_only, pickle_kwargs=pickle_kwargs)
+        return _load_safetensors(path, placement)
+    if not callable(getattr(f, "read", None)):
+        raise TypeError(f"rt.load takes a file path or a binary file object with read(), got {type(f).__name__}")
+    where = f"'{f.name}'" if isinstance(getattr(f, "name", None), str) else "the file object"
+    if isinstance(f, io.TextIOBase):
+        raise TypeError(f"rt.load: {where} is open in text mode; open it in binary mode ('rb')")
+    data = f.read()
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"rt.load: {where} returned {type(data).__name__} from read(); open it in binary mode ('rb')")
+    placement = _tf.Placement(map_location, where)
+    fmt = _tf.detect(bytes(data[:512]), where)
+    if fmt == _tf.ZIP:
+        return _tf.read_zip(io.BytesIO(data), where=where, map_location=map_location, weights_only=weights_only,
+                            pickle_kwargs=pickle_kwargs)
+    if fmt == _tf.LEGACY:
+        return _tf.read_legacy(bytes(data), where=where, map_location=map_location, weights_only=weights_only,
+                               pickle_kwargs=pickle_kwargs)
+    return _load_safetensors_bytes(data, placement)
