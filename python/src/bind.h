@@ -109,6 +109,7 @@ decltype(auto) run_long(F&& f) {
   return f();
 }
 
+// Runs f without the GIL when the work is large: f must not touch a Python object (convert arguments first).
 template <typename F>
 decltype(auto) run_sized(int64_t numel, F&& f) {
   if (numel < kLongCallElements) return f();

@@ -74,7 +74,8 @@ void bind_pointwise(py::module_& m) {
     if (!is_tensor(base)) return rt::pow(scalar_arg(base, "pow", "self"), unwrap(exponent));
     rt::Tensor b = unwrap(base);
     if (is_tensor(exponent)) return rt::pow(b, unwrap(exponent));
-    return run_sized(b.numel(), [&] { return rt::pow(b, scalar_arg(exponent, "pow", "exponent")); });
+    const rt::Scalar e = scalar_arg(exponent, "pow", "exponent");  // with the GIL: run_sized releases it
+    return run_sized(b.numel(), [&] { return rt::pow(b, e); });
   };
   m.def("pow", pow_fn, py::arg("input"), py::arg("exponent"));
   cls.def("pow", pow_fn, py::arg("exponent"));

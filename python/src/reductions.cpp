@@ -55,7 +55,8 @@ void bind_reductions(py::module_& m) {
              [f](const rt::Tensor& x, py::handle dim, bool keepdim, std::optional<rt::ScalarType> dtype) {
                ExplicitDtype explicit_dtype(dtype);
                rt::Tensor c = cast_if(x, dtype);
-               return run_sized(x.numel(), [&] { return f(c, to_dims(dim), keepdim); });
+               const rt::Shape dims = to_dims(dim);  // with the GIL: run_sized releases it
+               return run_sized(x.numel(), [&] { return f(c, dims, keepdim); });
              },
              py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = py::none());
   }
@@ -63,7 +64,8 @@ void bind_reductions(py::module_& m) {
     DimsReduce f = fn;
     def_both(m, cls, name,
              [f](const rt::Tensor& x, py::handle dim, bool keepdim) {
-               return run_sized(x.numel(), [&] { return f(x, to_dims(dim), keepdim); });
+               const rt::Shape dims = to_dims(dim);  // with the GIL: run_sized releases it
+               return run_sized(x.numel(), [&] { return f(x, dims, keepdim); });
              },
              py::arg("dim") = py::tuple(), py::arg("keepdim") = false);
   }
@@ -103,7 +105,8 @@ void bind_reductions(py::module_& m) {
                  dim = py::none();
                }
                const int64_t c = correction_of(unbiased, correction);
-               return run_sized(x.numel(), [&] { return f(x, to_dims(dim), c, keepdim); });
+               const rt::Shape dims = to_dims(dim);  // with the GIL: run_sized releases it
+               return run_sized(x.numel(), [&] { return f(x, dims, c, keepdim); });
              },
              py::arg("dim") = py::none(), py::arg("unbiased") = py::none(), py::arg("keepdim") = false, py::kw_only(),
              py::arg("correction") = py::none());
@@ -121,12 +124,14 @@ void bind_reductions(py::module_& m) {
                order = *s;
              }
              rt::Tensor c = cast_if(x, dtype);
-             return run_sized(x.numel(), [&] { return rt::norm(c, order, to_dims(dim), keepdim); });
+             const rt::Shape dims = to_dims(dim);  // with the GIL: run_sized releases it
+             return run_sized(x.numel(), [&] { return rt::norm(c, order, dims, keepdim); });
            },
            py::arg("p") = "fro", py::arg("dim") = py::none(), py::arg("keepdim") = false, py::arg("dtype") = py::none());
   def_both(m, cls, "logsumexp",
            [](const rt::Tensor& x, py::handle dim, bool keepdim) {
-             return run_sized(x.numel(), [&] { return rt::logsumexp(x, to_dims(dim), keepdim); });
+             const rt::Shape dims = to_dims(dim);  // with the GIL: run_sized releases it
+             return run_sized(x.numel(), [&] { return rt::logsumexp(x, dims, keepdim); });
            },
            py::arg("dim"), py::arg("keepdim") = false);
 }

@@ -83,3 +83,16 @@ def test_hints_are_worded_for_python():
         rt.arange(3).mean()
     assert "rt::" not in str(info.value)
     assert "rt.float32" in str(info.value) or "floating" in str(info.value)
+
+
+def test_large_reductions_over_a_python_dim_argument():
+    # Big enough that the binding releases the GIL (1 << 16 elements): the dim argument must be read before.
+    # Reading it without the GIL crashed the process for sum(-1) on 16384 x 4.
+    x = rt.ones(16384, 4)
+    assert x.sum(-1).shape == (16384,) and float(x.sum(-1)[0]) == 4.0
+    assert x.mean((-1,)).shape == (16384,)
+    assert x.amax(-1).shape == (16384,)
+    assert x.logsumexp(-1).shape == (16384,)
+    assert x.norm(2, -1).shape == (16384,)
+    assert x.var(-1).shape == (16384,)
+    assert float((x.pow(2.5)).sum()) == 65536.0
