@@ -178,3 +178,15 @@ def test_errors():
         RF.ctc_loss(lp, tg, il, rt.tensor([-1, 1, 1, 1, 1]))
     with pytest.raises(RuntimeError, match=r"\(T, N, C\)"):
         RF.ctc_loss(lp.unsqueeze(0), tg, il, tl)
+
+
+def test_autocast_runs_ctc_in_float32_as_torch():
+    lp = log_probs(12)
+    tl = torch.tensor(lp).bfloat16()
+    rl = rt.tensor(lp).to(rt.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        t_loss = TF.ctc_loss(tl, torch.tensor(TARGETS), INPUT_LENGTHS, TARGET_LENGTHS, zero_infinity=True)
+    with rt.autocast("cpu", dtype=rt.bfloat16):
+        r_loss = RF.ctc_loss(rl, rt.tensor(TARGETS), INPUT_LENGTHS, TARGET_LENGTHS, zero_infinity=True)
+    assert r_loss.dtype == rt.float32 and t_loss.dtype == torch.float32
+    np.testing.assert_allclose(r_loss.item(), t_loss.item(), rtol=1e-5)

@@ -22,6 +22,7 @@ import numpy as np
 
 import rustytorch as rt
 from .. import _C
+from ..amp.autocast_mode import _float32_rule
 from ..autograd.function import Function
 
 __all__ = ["ctc_loss"]
@@ -148,6 +149,7 @@ def _softmax_convention(log_probs, within):
     return probs - probs.detach()
 
 
+@_float32_rule()  # torch's autocast runs ctc_loss in float32 (CPU and CUDA)
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """torch.nn.functional.ctc_loss. log_probs: (T, N, C) or (T, C) log-softmax outputs."""
     if reduction not in ("none", "mean", "sum"):
