@@ -59,7 +59,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if not isinstance(weight, rt.Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+        dim = 1 if any(c.__name__.startswith("ConvTranspose") for c in type(module).__mro__) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
 

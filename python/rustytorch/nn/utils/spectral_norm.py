@@ -71,7 +71,7 @@ class SpectralNorm:
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     if dim is None:
-        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+        dim = 1 if any(c.__name__.startswith("ConvTranspose") for c in type(module).__mro__) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
 
