@@ -237,11 +237,6 @@ def test_register_names_are_validated():
         m.register_buffer("x", rt.zeros(1))
 
 
-def test_backward_module_hooks_say_what_to_use_instead():
-    with pytest.raises(NotImplementedError, match="register_hook"):
-        rt.nn.Linear(2, 2).register_full_backward_hook(lambda *a: None)
-
-
 def test_init_functions_match_torch_formulas():
     assert rt.nn.init.calculate_gain("leaky_relu", 0.2) == torch.nn.init.calculate_gain("leaky_relu", 0.2)
     assert rt.nn.init.calculate_gain("tanh") == torch.nn.init.calculate_gain("tanh")

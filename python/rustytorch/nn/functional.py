@@ -20,6 +20,7 @@ from . import _functional_activations, _functional_padding
 from ._functional_activations import *  # noqa: F401,F403 -- selu, celu, prelu, hardswish, ..., gumbel_softmax
 from ._functional_activations import _source
 from ._functional_padding import *  # noqa: F401,F403 -- pad (4 modes), pixel_shuffle, pixel_unshuffle
+from ._functional_ctc import ctc_loss  # noqa: F401 -- the alpha recursion in log space
 
 __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "sigmoid", "tanh",
            "softplus", "logsigmoid", "hardtanh", "softmax", "log_softmax", "softmin", "cross_entropy", "nll_loss",
@@ -28,7 +29,7 @@ __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "sil
            "adaptive_avg_pool2d", "scaled_dot_product_attention", "one_hot", "pad", "normalize",
            "cosine_similarity", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "pairwise_distance",
-           "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss"]
+           "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "ctc_loss"]
 __all__ += [n for n in _functional_activations.__all__ + _functional_padding.__all__ if n not in __all__]
 
 

@@ -6,7 +6,7 @@
 
 Regression: L1Loss, MSELoss, SmoothL1Loss, HuberLoss, GaussianNLLLoss, PoissonNLLLoss.
 Classification: CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss,
-MultiLabelSoftMarginLoss, MultiLabelMarginLoss. Embedding/ranking: CosineEmbeddingLoss,
+MultiLabelSoftMarginLoss, MultiLabelMarginLoss. Sequences: CTCLoss. Embedding/ranking: CosineEmbeddingLoss,
 MarginRankingLoss, HingeEmbeddingLoss, TripletMarginLoss.
 
 reduction is "mean" (default), "sum" or "none" (KLDivLoss also takes "batchmean"); anything else
@@ -193,3 +193,16 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 class MultiLabelMarginLoss(_Loss):
     def forward(self, input, target):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification: forward(log_probs, targets, input_lengths, target_lengths)."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

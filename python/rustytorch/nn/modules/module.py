@@ -31,6 +31,7 @@ import rustytorch as rt
 
 from ..parameter import Parameter
 from .conversion import TensorConversions
+from ._backward_hooks import BackwardHook, register_legacy_hooks
 from .hooks import RemovableHandle
 from .state import IncompatibleKeys, load_from_state_dict, load_state_dict, module_state_dict
 from ..._C._profiler import OpenModuleScope as _OpenModuleScope
@@ -103,6 +104,9 @@ class Module(TensorConversions):
         d["_modules"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None  # True: full hooks registered; False: legacy ones (they cannot mix)
         d["_state_dict_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
@@ -114,11 +118,18 @@ class Module(TensorConversions):
             "define forward(self, ...) in your subclass")
 
     def __call__(self, *args, **kwargs):
+        d = self.__dict__
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        scope = _OpenModuleScope(self.__dict__.get("_scope_name", ""))  # module path in errors and the profiler
+        backward_hook = None
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            full = list(self._backward_hooks.values()) if self._is_full_backward_hook else []
+            if full or self._backward_pre_hooks:
+                backward_hook = BackwardHook(self, full, list(self._backward_pre_hooks.values()))
+                args = backward_hook.setup_input_hook(args)
+        scope = _OpenModuleScope(d.get("_scope_name", ""))  # module path in errors and the profiler
         try:
             output = self.forward(*args, **kwargs)
         finally:
@@ -127,6 +138,10 @@ class Module(TensorConversions):
             result = hook(self, args, output)
             if result is not None:
                 output = result
+        if backward_hook is not None:
+            output = backward_hook.setup_output_hook(output)
+        if d.get("_backward_hooks") and self._is_full_backward_hook is False:
+            register_legacy_hooks(self, args, output, list(self._backward_hooks.values()))
         return output
 
     def register_forward_pre_hook(self, hook):
@@ -141,12 +156,39 @@ class Module(TensorConversions):
         self._forward_hooks[handle.id] = hook
         return handle
 
-    def register_full_backward_hook(self, hook):
-        raise NotImplementedError(
-            "Module.register_full_backward_hook is not supported by rustytorch; register a hook on the "
-            "module's output tensor instead (output.register_hook(fn)) to see its gradient")
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or a replacement grad_input; runs when the gradients with
+        respect to the module's inputs are computed. grad_input/grad_output: one entry per positional input /
+        output, None for non-tensors (see _backward_hooks.py). forward receives views of the tensor inputs, and
+        the caller views of the outputs; do not modify them in place."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = True
+        return self._add_hook(self._backward_hooks, hook, prepend)
 
-    register_backward_hook = register_full_backward_hook
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or a replacement grad_output; runs when the gradients with respect
+        to the module's outputs are computed, before the full backward hooks (torch 2.0's API)."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """Deprecated in torch for register_full_backward_hook: hook(module, grad_input, grad_output) on the
+        autograd node that made the module's first output, so grad_input are that node's input gradients
+        (which differ from the module's inputs when forward runs several ops; a warning says so)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = False
+        return self._add_hook(self._backward_hooks, hook, False)
+
+    @staticmethod
+    def _add_hook(hooks, hook, prepend):
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def _register_state_dict_hook(self, hook):
         handle = RemovableHandle(self._state_dict_hooks)
