@@ -13,7 +13,10 @@ position reads k input positions along the axis (1 for nearest, 2 for linear, 4 
 window for area) through one index_select and sums them with per-position weights. The indices and weights
 follow torch's source-coordinate rules (align_corners, scale_factor given or recomputed), including the
 float32 index arithmetic of the nearest modes, so results match torch's bit for bit in the nearest modes
-and to rounding elsewhere. antialias=True is not implemented and is refused.
+and to rounding elsewhere. (torch 1.13's nearest backward, and its forward on channels-last inputs such as
+those with one channel, ignore a given scale_factor when out == in or out == 2 * in; rt always follows the
+scale, as torch's forward does on contiguous inputs, and its gradient is the adjoint of its forward.)
+antialias=True is not implemented and is refused.
 """
 import math
 import numbers
@@ -57,12 +60,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     out = input
     for axis in reversed(range(len(in_sizes))):  # last axis first, as torch nests its weights
         n_in, n_out, scale = in_sizes[axis], out_sizes[axis], scales[axis]
-        # torch 1.13's 2-D and 3-D nearest kernels copy when out == in and halve when out == 2 * in, whatever
-        # scale_factor says; its 1-D kernel always uses the scale.
-        shortcut = mode == "nearest" and input.dim() > 3 and n_out in (n_in, 2 * n_in)
-        if shortcut and n_out == n_in:
-            continue
-        index, weight = _taps(mode, n_in, n_out, scale, align_corners, input.device, shortcut)
+        if mode == "nearest" and n_out == n_in and scale is None:
+            continue  # index i reads i
+        index, weight = _taps(mode, n_in, n_out, scale, align_corners, input.device)
         out = _apply_taps(out, axis + 2, index, weight)
     return out if out is not input else input.clone()
 
@@ -115,18 +115,15 @@ def _inverse_scale(n_in, n_out, scale):
     return 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
 
 
-def _taps(mode, n_in, n_out, scale, align_corners, device, shortcut=False):
+def _taps(mode, n_in, n_out, scale, align_corners, device):
     """(index [n_out, k] int64, weight [n_out, k] float64 or None) for one axis."""
     f64 = _C.float64
     dst = _C.arange(n_out, dtype=f64, device=device)
     if mode in ("nearest", "nearest-exact"):
-        if shortcut:  # n_out == 2 * n_in
-            index = _C.arange(n_out, dtype=_C.int64, device=device) // 2
-        else:
-            inv = _f32(_f32(n_in / n_out) if scale is None or scale <= 0 else 1.0 / scale)
-            pos = dst + 0.5 if mode == "nearest-exact" else dst
-            # A float32 product of float32 operands is the float64 product rounded to float32.
-            index = (pos * inv).float().floor().long().clamp_max(n_in - 1)
+        inv = _f32(_f32(n_in / n_out) if scale is None or scale <= 0 else 1.0 / scale)
+        pos = dst + 0.5 if mode == "nearest-exact" else dst
+        # A float32 product of float32 operands is the float64 product rounded to float32.
+        index = (pos * inv).float().floor().long().clamp_max(n_in - 1)
         return index.unsqueeze(1), None
     if mode == "area":
         i = _C.arange(n_out, dtype=_C.int64, device=device)
