@@ -1,6 +1,7 @@
 """F.embedding_bag: sums, means or maxima of bags of embedding rows without materialising the
 per-index embeddings as a padded batch (except in max mode). Composed from engine ops (index_select,
 searchsorted, scatter_add, max), so autograd gives the gradients for weight and per_sample_weights.
+The bag of each index is looked up on the host from the offsets (searchsorted has no CUDA kernel).
 rt.nn.functional re-exports it.
 
     F.embedding_bag(rt.tensor([1, 2, 4, 5, 4, 3]), weight, rt.tensor([0, 4]))   # 2 bags, mean of each
@@ -113,7 +114,10 @@ def _bag_sum(index, weight, starts, end, mean, per_sample_weights, padding_idx):
     kept = _kept(index, padding_idx) & (position < end)
     if bags == 0:
         return weight.index_select(0, index[:0]).reshape(0, dim)
-    bag = (_C.searchsorted(starts, position, right=True) - 1).clamp(0, bags - 1)
+    # searchsorted has no CUDA kernel: the bag of each position is found on the host, from the offsets alone.
+    host_starts = starts if starts.is_cpu else starts.cpu()
+    bag = _C.searchsorted(host_starts, _C.arange(n, dtype=_C.int64), right=True) - 1
+    bag = bag.clamp(0, bags - 1).to(index.device)
     scale = kept.to(weight.dtype)
     if per_sample_weights is not None:
         scale = scale * per_sample_weights
