@@ -8,19 +8,26 @@ Functions the engine implements as one op (losses, norms, conv, pooling, attenti
 directly, so forward and backward are the engine's; the torch functions it lacks (the activations
 of _functional_activations.py, pad and pixel_shuffle in _functional_padding.py, normalize, and the
 losses from l1_loss on: huber_loss, kl_div, poisson_nll_loss, ...) are compositions of engine ops,
-so autograd gives their backward. `inplace=True` arguments are honoured by the in-place op where one
-exists.
+so autograd gives their backward. The sampling and patch functions are compositions too: interpolate in
+_functional_interpolate.py, grid_sample and affine_grid in _functional_grid.py, unfold and fold in
+_functional_patches.py, embedding_bag in _functional_embedding_bag.py. `inplace=True` arguments are
+honoured by the in-place op where one exists.
 """
 import math
 import warnings
 
 from .. import _C
 from ..amp.autocast_mode import _BCE_UNSAFE, _float32_rule  # torch's autocast rules for the compositions
-from . import _functional_activations, _functional_padding
+from . import (_functional_activations, _functional_embedding_bag, _functional_grid, _functional_interpolate,
+               _functional_padding, _functional_patches)
 from ._functional_activations import *  # noqa: F401,F403 -- selu, celu, prelu, hardswish, ..., gumbel_softmax
 from ._functional_activations import _source
+from ._functional_embedding_bag import *  # noqa: F401,F403 -- embedding_bag
+from ._functional_grid import *  # noqa: F401,F403 -- grid_sample, affine_grid
+from ._functional_interpolate import *  # noqa: F401,F403 -- interpolate, upsample*
 from ._functional_padding import *  # noqa: F401,F403 -- pad (4 modes), pixel_shuffle, pixel_unshuffle
 from ._functional_ctc import ctc_loss  # noqa: F401 -- the alpha recursion in log space
+from ._functional_patches import *  # noqa: F401,F403 -- unfold, fold
 
 __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "sigmoid", "tanh",
            "softplus", "logsigmoid", "hardtanh", "softmax", "log_softmax", "softmin", "cross_entropy", "nll_loss",
@@ -30,7 +37,8 @@ __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "sil
            "cosine_similarity", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "pairwise_distance",
            "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "ctc_loss"]
-__all__ += [n for n in _functional_activations.__all__ + _functional_padding.__all__ if n not in __all__]
+__all__ += [n for m in (_functional_activations, _functional_padding, _functional_interpolate, _functional_grid,
+                        _functional_patches, _functional_embedding_bag) for n in m.__all__ if n not in __all__]
 
 
 def _reduction(size_average, reduce, reduction):
