@@ -4,7 +4,8 @@ their backward.
     y = F.conv3d(x, w, b, stride=1, padding=1)                              # x [N, C, D, H, W]
     up = F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)  # w [C_in, C_out / groups, kH, kW]
 
-conv3d gathers the kernel's depth taps of the (zero-padded) input with one index_select, folds the
+conv1d and conv2d are the engine's ops; padding="same" with an even total (asymmetric) padding pads the
+input's end by the extra zero first, as torch does. conv3d gathers the kernel's depth taps of the (zero-padded) input with one index_select, folds the
 output depth into the batch and the taps into the channels, and makes one engine conv2d call.
 
 conv_transpose is the adjoint of a convolution: one matmul multiplies every input pixel by the kernel
@@ -19,7 +20,7 @@ import numpy as np
 from .. import _C
 from ._functional_padding import pad as _pad
 
-__all__ = ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
 def _ntuple(value, n, op, name):
@@ -49,13 +50,46 @@ def _batched(op, input, n):
                      f"{list(input.shape)}")
 
 
-# [SECTION] conv3d
+# [SECTION] conv1d, conv2d, conv3d
 
 def _same_padding(op, stride, dilation, kernel):
     if any(s != 1 for s in stride):
         raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
     total = [d * (k - 1) for d, k in zip(dilation, kernel)]
     return tuple(t // 2 for t in total), tuple(t - t // 2 for t in total)
+
+
+def _asymmetric_same(op, n, input, weight, stride, dilation):
+    """(input padded at the end by the odd part of 'same' padding, symmetric padding) or None when the
+    engine's 'same' is exact."""
+    stride = _ntuple(stride, n, op, "stride")
+    dilation = _ntuple(dilation, n, op, "dilation")
+    left, right = _same_padding(op, stride, dilation, tuple(weight.shape[-n:]))
+    extra = [r - p for p, r in zip(left, right)]
+    if not any(extra):
+        return None
+    pads = []
+    for e in reversed(extra):
+        pads += [0, e]
+    return _pad(input, tuple(pads)), left
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """The engine's conv1d; padding="same" also for an even dilated kernel (the extra zero at the end)."""
+    if isinstance(padding, str) and padding == "same" and weight.dim() == 3:
+        padded = _asymmetric_same("conv1d", 1, input, weight, stride, dilation)
+        if padded is not None:
+            return _C.conv1d(padded[0], weight, bias, stride, padded[1][0], dilation, groups)
+    return _C.conv1d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """The engine's conv2d; padding="same" also for an even dilated kernel (the extra zero at the end)."""
+    if isinstance(padding, str) and padding == "same" and weight.dim() == 4:
+        padded = _asymmetric_same("conv2d", 2, input, weight, stride, dilation)
+        if padded is not None:
+            return _C.conv2d(padded[0], weight, bias, stride, padded[1], dilation, groups)
+    return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -20,7 +20,7 @@ from . import _functional_activations, _functional_conv, _functional_norm, _func
 from ._functional_activations import *  # noqa: F401,F403 -- selu, celu, prelu, hardswish, ..., gumbel_softmax
 from ._functional_activations import _source
 from ._functional_padding import *  # noqa: F401,F403 -- pad (4 modes), pixel_shuffle, pixel_unshuffle
-from ._functional_conv import *  # noqa: F401,F403 -- conv3d, conv_transpose1d/2d/3d
+from ._functional_conv import *  # noqa: F401,F403 -- conv1d/2d/3d, conv_transpose1d/2d/3d
 from ._functional_norm import *  # noqa: F401,F403 -- group_norm, instance_norm, local_response_norm
 from ._functional_pooling import *  # noqa: F401,F403 -- max/avg pooling 1d/3d, indices, adaptive max
 
@@ -65,8 +65,6 @@ def _reduce(loss, reduction):
 
 
 linear = _C.linear
-conv1d = _C.conv1d
-conv2d = _C.conv2d
 adaptive_avg_pool2d = _C.adaptive_avg_pool2d
 layer_norm = _C.layer_norm
 batch_norm = _C.batch_norm

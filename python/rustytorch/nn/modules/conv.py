@@ -5,7 +5,7 @@ the transposed convolutions of conv_transpose.py.
     y = conv(rt.randn(8, 3, 32, 32))                         # [8, 16, 32, 32]
 
 kernel_size/stride/padding/dilation take an int or a tuple; padding may also be "valid" or
-"same" (stride 1 only). Init: weight ~ kaiming_uniform_(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in),
+"same" (stride 1 only; an even dilated kernel gets its extra zero at the end, as in torch). Init: weight ~ kaiming_uniform_(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in),
 1/sqrt(fan_in)) with fan_in = in_channels / groups * prod(kernel_size).
 """
 import math
@@ -49,20 +49,13 @@ class _ConvNd(Module):
             raise ValueError(f"{kind}: padding={padding!r} is not supported; transposed convolutions take int "
                              "padding (pass output_size to forward to choose the output's size)")
         if isinstance(padding, str):
-            if padding == "valid":
-                padding = 0
-            elif padding == "same":
-                if any(s != 1 for s in self.stride):
-                    raise ValueError("padding='same' is not supported for strided convolutions")
-                total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
-                if any(t % 2 for t in total):
-                    raise NotImplementedError(f"{kind}: padding='same' needs asymmetric padding for kernel_size="
-                                              f"{self.kernel_size} and dilation={self.dilation}, which rustytorch "
-                                              "does not support; use an odd kernel size or explicit padding")
-                padding = tuple(t // 2 for t in total)
-            else:
+            if padding not in ("valid", "same"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of ['valid', 'same']")
-        self.padding = _tuple(padding, n, "padding")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding = padding  # kept as the string, as torch does; F.conv*d resolves it
+        else:
+            self.padding = _tuple(padding, n, "padding")
         self.output_padding = _tuple(output_padding, n, "output_padding")
         self.transposed = transposed
         self.groups = groups
@@ -85,7 +78,7 @@ class _ConvNd(Module):
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}")
-        if self.padding != (0,) * len(self.padding):
+        if self.padding != (0,) * len(self.kernel_size):
             s += f", padding={self.padding}"
         if self.output_padding != (0,) * len(self.output_padding):
             s += f", output_padding={self.output_padding}"
@@ -107,8 +100,8 @@ class Conv1d(_ConvNd):
                          padding_mode, device, dtype)
 
     def forward(self, input):
-        return F.conv1d(input, self.weight, self.bias, self.stride[0], self.padding[0], self.dilation[0],
-                        self.groups)
+        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        return F.conv1d(input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups)
 
 
 class Conv2d(_ConvNd):
