@@ -198,12 +198,12 @@ def _conv_transpose(op, n, input, weight, bias, stride, padding, output_padding,
         raise ValueError(f"{op}: the output size {list(outs)} of input {list(x.shape)} is too small. Hint: use "
                          "less padding")
     batch, c_in_group = x.shape[0], c_in // groups
-    # columns: every input pixel times the kernel, rows ordered (c_out, k_n, ..., k_1)
-    rows = weight.reshape(groups, c_in_group, c_out_group, *kernel)
-    rows = rows.permute(0, 1, 2, *range(n + 2, 2, -1)).reshape(groups, c_in_group, -1).transpose(1, 2)
-    if groups == 1:
-        rows = rows.squeeze(0)
-    cols = rows.matmul(x.reshape(batch, groups, c_in_group, -1) if groups > 1 else x.reshape(batch, c_in, -1))
+    # columns: every input pixel times the kernel, [N, C_out, k_n, ..., k_1, I_1, ..., I_n]; one gemm per group
+    # with the batch folded into the columns (a batch-broadcast matmul would make the weight's gradient slow)
+    pixels = x.reshape(batch, groups, c_in_group, -1).permute(1, 2, 0, 3).reshape(groups, c_in_group, -1)
+    taps = weight.reshape(groups, c_in_group, c_out_group, *kernel).permute(0, 2, *range(n + 2, 2, -1), 1)
+    cols = taps.reshape(groups, -1, c_in_group).matmul(pixels)          # [g, C_out/g * K, N * L]
+    cols = cols.reshape(groups, -1, batch, pixels.shape[2] // batch).permute(2, 0, 1, 3)
     t = cols.reshape(batch, c_out, *kernel[::-1], *sizes)
     # invariant at step i: t is [N, C_out, O_1..O_i-1, k_n..k_i, I_i..I_n]
     for i in range(n):
