@@ -18,8 +18,8 @@ import warnings
 
 from .. import _C
 from ..amp.autocast_mode import _BCE_UNSAFE, _float32_rule  # torch's autocast rules for the compositions
-from . import (_functional_activations, _functional_embedding_bag, _functional_grid, _functional_interpolate,
-               _functional_padding, _functional_patches)
+from . import (_functional_activations, _functional_conv, _functional_embedding_bag, _functional_grid,
+               _functional_interpolate, _functional_norm, _functional_padding, _functional_patches, _functional_pooling)
 from ._functional_activations import *  # noqa: F401,F403 -- selu, celu, prelu, hardswish, ..., gumbel_softmax
 from ._functional_activations import _source
 from ._functional_embedding_bag import *  # noqa: F401,F403 -- embedding_bag
@@ -28,6 +28,9 @@ from ._functional_interpolate import *  # noqa: F401,F403 -- interpolate, upsamp
 from ._functional_padding import *  # noqa: F401,F403 -- pad (4 modes), pixel_shuffle, pixel_unshuffle
 from ._functional_ctc import ctc_loss  # noqa: F401 -- the alpha recursion in log space
 from ._functional_patches import *  # noqa: F401,F403 -- unfold, fold
+from ._functional_conv import *  # noqa: F401,F403 -- conv1d/2d/3d, conv_transpose1d/2d/3d
+from ._functional_norm import *  # noqa: F401,F403 -- group_norm, instance_norm, local_response_norm
+from ._functional_pooling import *  # noqa: F401,F403 -- max/avg pooling 1d/3d, indices, adaptive max
 
 __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "sigmoid", "tanh",
            "softplus", "logsigmoid", "hardtanh", "softmax", "log_softmax", "softmin", "cross_entropy", "nll_loss",
@@ -38,7 +41,8 @@ __all__ = ["linear", "relu", "relu_", "relu6", "leaky_relu", "elu", "gelu", "sil
            "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "pairwise_distance",
            "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss", "ctc_loss"]
 __all__ += [n for m in (_functional_activations, _functional_padding, _functional_interpolate, _functional_grid,
-                        _functional_patches, _functional_embedding_bag) for n in m.__all__ if n not in __all__]
+                        _functional_patches, _functional_embedding_bag, _functional_conv, _functional_norm,
+                        _functional_pooling) for n in m.__all__ if n not in __all__]
 
 
 def _reduction(size_average, reduce, reduction):
@@ -70,10 +74,6 @@ def _reduce(loss, reduction):
 
 
 linear = _C.linear
-conv1d = _C.conv1d
-conv2d = _C.conv2d
-max_pool2d = _C.max_pool2d
-avg_pool2d = _C.avg_pool2d
 adaptive_avg_pool2d = _C.adaptive_avg_pool2d
 layer_norm = _C.layer_norm
 batch_norm = _C.batch_norm

@@ -1,10 +1,11 @@
-"""Conv1d and Conv2d with zero padding (torch.nn.Conv1d / Conv2d).
+"""Conv1d, Conv2d and Conv3d with zero padding (torch.nn.Conv1d / Conv2d / Conv3d); _ConvNd also serves
+the transposed convolutions of conv_transpose.py.
 
     conv = rt.nn.Conv2d(3, 16, kernel_size=3, padding=1)     # weight [16, 3, 3, 3], bias [16]
     y = conv(rt.randn(8, 3, 32, 32))                         # [8, 16, 32, 32]
 
 kernel_size/stride/padding/dilation take an int or a tuple; padding may also be "valid" or
-"same" (stride 1 only). Init: weight ~ kaiming_uniform_(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in),
+"same" (stride 1 only; an even dilated kernel gets its extra zero at the end, as in torch). Init: weight ~ kaiming_uniform_(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in),
 1/sqrt(fan_in)) with fan_in = in_channels / groups * prod(kernel_size).
 """
 import math
@@ -28,7 +29,7 @@ class _ConvNd(Module):
     _dims = 0
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                 padding_mode, device, dtype):
+                 padding_mode, device, dtype, transposed=False, output_padding=0):
         super().__init__()
         n, kind = self._dims, type(self).__name__
         if groups <= 0:
@@ -44,26 +45,23 @@ class _ConvNd(Module):
         self.kernel_size = _tuple(kernel_size, n, "kernel_size")
         self.stride = _tuple(stride, n, "stride")
         self.dilation = _tuple(dilation, n, "dilation")
+        if isinstance(padding, str) and transposed:
+            raise ValueError(f"{kind}: padding={padding!r} is not supported; transposed convolutions take int "
+                             "padding (pass output_size to forward to choose the output's size)")
         if isinstance(padding, str):
-            if padding == "valid":
-                padding = 0
-            elif padding == "same":
-                if any(s != 1 for s in self.stride):
-                    raise ValueError("padding='same' is not supported for strided convolutions")
-                total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
-                if any(t % 2 for t in total):
-                    raise NotImplementedError(f"{kind}: padding='same' needs asymmetric padding for kernel_size="
-                                              f"{self.kernel_size} and dilation={self.dilation}, which rustytorch "
-                                              "does not support; use an odd kernel size or explicit padding")
-                padding = tuple(t // 2 for t in total)
-            else:
+            if padding not in ("valid", "same"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of ['valid', 'same']")
-        self.padding = _tuple(padding, n, "padding")
-        self.output_padding = (0,) * n
-        self.transposed = False
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding = padding  # kept as the string, as torch does; F.conv*d resolves it
+        else:
+            self.padding = _tuple(padding, n, "padding")
+        self.output_padding = _tuple(output_padding, n, "output_padding")
+        self.transposed = transposed
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(empty_tensor((out_channels, in_channels // groups) + self.kernel_size, device, dtype))
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(empty_tensor(shape + self.kernel_size, device, dtype))
         if bias:
             self.bias = Parameter(empty_tensor((out_channels,), device, dtype))
         else:
@@ -80,8 +78,10 @@ class _ConvNd(Module):
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}")
-        if self.padding != (0,) * len(self.padding):
+        if self.padding != (0,) * len(self.kernel_size):
             s += f", padding={self.padding}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += f", output_padding={self.output_padding}"
         if self.dilation != (1,) * len(self.dilation):
             s += f", dilation={self.dilation}"
         if self.groups != 1:
@@ -100,8 +100,8 @@ class Conv1d(_ConvNd):
                          padding_mode, device, dtype)
 
     def forward(self, input):
-        return F.conv1d(input, self.weight, self.bias, self.stride[0], self.padding[0], self.dilation[0],
-                        self.groups)
+        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        return F.conv1d(input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups)
 
 
 class Conv2d(_ConvNd):
@@ -114,3 +114,15 @@ class Conv2d(_ConvNd):
 
     def forward(self, input):
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv3d(_ConvNd):
+    _dims = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+
+    def forward(self, input):
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)

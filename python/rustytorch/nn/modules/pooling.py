@@ -1,4 +1,5 @@
-"""MaxPool2d, AvgPool2d and AdaptiveAvgPool2d over NCHW input (torch.nn). No parameters.
+"""MaxPool2d, AvgPool2d and AdaptiveAvgPool2d over NCHW input (torch.nn). No parameters. The 1-D, 3-D
+and adaptive max layers are in pooling_more.py.
 
     pool = rt.nn.MaxPool2d(2)                      # stride defaults to kernel_size
     y = pool(rt.randn(8, 16, 32, 32))              # [8, 16, 16, 16]
@@ -11,8 +12,6 @@ from .module import Module
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("MaxPool2d(return_indices=True) is not supported by rustytorch")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -22,7 +21,7 @@ class MaxPool2d(Module):
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode)
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -33,8 +32,6 @@ class AvgPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
-        if divisor_override is not None:
-            raise NotImplementedError("AvgPool2d(divisor_override=...) is not supported by rustytorch")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -44,7 +41,7 @@ class AvgPool2d(Module):
 
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+                            self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
