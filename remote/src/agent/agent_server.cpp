@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -36,6 +37,7 @@ struct AgentServer::Connection {
   bool greeted = false;      // Hello received and answered
   bool subscribed = false;
   bool closing = false;      // close once `out` is sent (after an Error frame)
+  bool controls = false;     // sent a pause: while no such client remains, the process is never left paused
   std::string client;        // what Hello said it is
   prof::SnapshotCursor cursor;
   BatchQueue queue;
@@ -109,6 +111,11 @@ void AgentServer::run() {
       if (c->fd && (!c->out.empty() || !c->queue.empty()) && !write_to(*c)) c->fd.reset();
     std::erase_if(clients_, [](const auto& c) { return !c->fd; });
     release_session_if_unused();
+    if (debug_.active() && std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->controls; }))
+      debug_.release();  // the client that paused is gone: never leave training paused
+    if (const std::string notice = debug_.tick(); !notice.empty())
+      for (auto& c : clients_)
+        if (c->greeted && !c->closing) c->queue.push_notice(notice);
   }
   flush_and_close(flush_timeout_);
 }
@@ -161,7 +168,8 @@ void AgentServer::handle(Connection& c, const Frame& f) {
                                       "speaks version {}", version, kProtocolVersion));
     c.client = hello.value("client", std::string("unknown client"));
     json welcome = json::parse(manifest_json(manifest_));
-    welcome["methods"] = {"status", "subscribe", "unsubscribe"};
+    welcome["methods"] = {"status", "subscribe", "unsubscribe", "pause", "step", "step_over", "continue",
+                          "paused_state", "debug_status"};
     welcome["buffer_bytes"] = options_.buffer_bytes;
     c.out += encode_frame(FrameType::Welcome, welcome.dump());
     c.greeted = true;
@@ -204,12 +212,17 @@ std::string AgentServer::answer(Connection& c, const std::string& method) {
     subscribe(c);
     return json{{"session", session_id_}, {"owned", owned_session_ != nullptr}}.dump();
   }
+  if (DebugControl::handles(method)) {
+    if (method == "pause") c.controls = true;
+    return debug_.handle(method);
+  }
   if (method == "unsubscribe") {
     unsubscribe(c);
     return "{}";
   }
-  throw rt::ValueError(fmt::format("unknown method '{}': this agent answers status, subscribe and unsubscribe "
-                                   "(it observes; it never runs code sent to it)", method));
+  throw rt::ValueError(fmt::format("unknown method '{}': this agent answers status, subscribe, unsubscribe, pause, "
+                                   "step, step_over, continue, paused_state and debug_status (it observes and "
+                                   "pauses; it never runs code sent to it)", method));
 }
 
 void AgentServer::subscribe(Connection& c) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/debug_control.h"
 #include "net/unix_socket.h"
 #include "rt/prof/session.h"
 #include "rt/remote/agent.h"
@@ -54,6 +55,7 @@ class AgentServer {
   std::vector<std::unique_ptr<Connection>> clients_;
   std::unique_ptr<rt::prof::Session> owned_session_;  // the agent's own, when no other session recorded
   uint64_t session_id_ = 0;                            // the SessionRegistry id subscribers read; 0: none
+  DebugControl debug_;                                 // pause, step, continue (debug_control.h)
   std::thread thread_;
 };
 

@@ -1,0 +1,125 @@
+#include "agent/debug_control.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "rt/error.h"
+
+namespace rt::remote {
+using json = nlohmann::json;
+namespace dbg = rt::debug;
+
+namespace {
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(fmt::format("{}", v)); }  // "nan", "inf"
+
+json stats_json(const dbg::GradientStats& s) {
+  if (!s.defined) return json{{"defined", false}};
+  json j = {{"defined", true}, {"shape", s.shape},          {"dtype", std::string(rt::dtype_name(s.dtype))},
+            {"numel", s.numel}, {"norm", number(s.norm)},   {"min", number(s.min)},
+            {"max", number(s.max)}, {"mean", number(s.mean)}, {"nan", s.nan_count}, {"inf", s.inf_count}};
+  j["histogram"] = {{"lo", number(s.histogram.lo)}, {"hi", number(s.histogram.hi)}, {"counts", s.histogram.counts}};
+  return j;
+}
+
+json paused_json(const dbg::PausedState& p) {
+  json j = {{"node", {{"id", p.node.id},
+                      {"name", p.node.name},
+                      {"sequence_nr", p.node.sequence_nr},
+                      {"forward_op", p.node.forward_op},
+                      {"module", p.node.module},
+                      {"is_leaf", p.node.is_leaf}}},
+            {"index", p.index},
+            {"num_nodes", p.num_nodes},
+            {"backward", p.backward},
+            {"phase", std::string(dbg::phase_name(p.phase))},
+            {"reason", std::string(dbg::reason_name(p.reason))},
+            {"description", p.description}};
+  j["grad_outputs"] = json::array();
+  for (const auto& s : p.grad_outputs) j["grad_outputs"].push_back(stats_json(s));
+  j["grad_inputs"] = json::array();
+  for (const auto& s : p.grad_inputs) j["grad_inputs"].push_back(stats_json(s));
+  return j;
+}
+
+uint64_t pause_key(const dbg::PausedState& p) {
+  return (p.backward << 32) ^ (uint64_t(p.index) << 1) ^ uint64_t(p.phase == dbg::PausePhase::AfterNode) ^ 1u << 31;
+}
+
+}  // namespace
+
+bool DebugControl::handles(const std::string& m) {
+  return m == "pause" || m == "step" || m == "step_over" || m == "continue" || m == "paused_state" ||
+         m == "debug_status";
+}
+
+std::string DebugControl::status_json() const {
+  json j = {{"attached", debugger_ != nullptr}, {"running", debugger_ && debugger_->running()},
+            {"releasing", release_when_idle_}};
+  if (debugger_)
+    if (auto p = debugger_->paused_state()) j["paused"] = paused_json(*p);
+  return j.dump();
+}
+
+std::string DebugControl::handle(const std::string& method) {
+  if (method == "debug_status") return status_json();
+  if (method == "pause") {
+    if (!debugger_) {
+      debugger_ = std::make_unique<dbg::BackwardDebugger>();
+      debugger_->attach();
+    }
+    release_when_idle_ = false;
+    debugger_->set_pause_at_start(true);
+    // A backward already running pauses before its next node; otherwise the next one pauses at its start.
+    if (debugger_->running()) debugger_->pause();
+    return status_json();
+  }
+  if (method == "paused_state") {
+    if (!debugger_) throw rt::ValueError("not paused: send \"pause\" first");
+    auto p = debugger_->paused_state();
+    return p ? paused_json(*p).dump() : "null";
+  }
+  // step, step_over, continue act on a paused (or running) backward under the debugger.
+  if (!debugger_ || !debugger_->running())
+    throw rt::ValueError(fmt::format("cannot {}: no backward pass is paused here (send \"pause\", then wait for the "
+                                     "\"paused\" notice)", method));
+  if (method == "step") {
+    debugger_->step();
+  } else if (method == "step_over") {
+    debugger_->step_over_module();
+  } else {  // continue: release this backward and stop pausing later ones
+    release();
+  }
+  return status_json();
+}
+
+void DebugControl::release() {
+  if (!debugger_) return;
+  debugger_->set_pause_at_start(false);
+  if (debugger_->running()) debugger_->resume();
+  release_when_idle_ = true;
+}
+
+std::string DebugControl::tick() {
+  if (!debugger_) return "";
+  if (release_when_idle_ && !debugger_->running()) {
+    debugger_->detach();  // no backward holds it: returns at once
+    debugger_.reset();
+    release_when_idle_ = false;
+    const bool announced = last_paused_key_ != 0;
+    last_paused_key_ = 0;
+    return announced ? json{{"event", "resumed"}}.dump() : "";
+  }
+  const auto p = debugger_->paused_state();
+  const uint64_t key = p ? pause_key(*p) : 0;
+  if (key == last_paused_key_) return "";
+  last_paused_key_ = key;
+  if (!p) return json{{"event", "resumed"}}.dump();
+  json n = paused_json(*p);
+  n["event"] = "paused";
+  return n.dump();
+}
+
+}  // namespace rt::remote

@@ -1,0 +1,38 @@
+// Pausing this process for a remote client: the agent's side of the pause, step, continue and inspect
+// requests (docs/remote-protocol.md, "Pausing and stepping"). A BackwardDebugger (rt/debug/backward_debugger.h)
+// in blocking mode does the work: a pause request attaches it with pause-at-start, so the training thread
+// stops before the first node of its next backward pass (on every rank of a data-parallel job that is the same
+// step), and waits there, without the GIL, until a client steps or continues it.
+//
+// Contracts
+// - Every method runs on the agent's thread and never blocks on the training thread: continue resumes the
+//   backward and the debugger is detached by a later tick(), once no backward holds it.
+// - handle() answers one request ("pause", "step", "step_over", "continue", "paused_state", "debug_status") with
+//   its JSON result, and throws rt::ValueError naming the problem (e.g. stepping while not paused).
+// - tick() returns a Notice's JSON when the pause state changed since the last call ({"event": "paused", ...}
+//   or {"event": "resumed"}), "" otherwise.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "rt/debug/backward_debugger.h"
+
+namespace rt::remote {
+
+class DebugControl {
+ public:
+  static bool handles(const std::string& method);
+  std::string handle(const std::string& method);
+  std::string tick();
+  // No client controls this process any more: let a paused backward run on and stop pausing.
+  void release();
+  bool active() const { return debugger_ != nullptr; }
+
+ private:
+  std::string status_json() const;
+  std::unique_ptr<rt::debug::BackwardDebugger> debugger_;
+  bool release_when_idle_ = false;  // continue was sent: detach once no backward runs under the debugger
+  uint64_t last_paused_key_ = 0;    // (backward, index, phase) of the pause last announced; 0: not paused
+};
+
+}  // namespace rt::remote

@@ -1,0 +1,128 @@
+// Pausing a training process from a client: pause stops the next backward before its first node, step moves one
+// node, paused_state shows the node and its gradients, continue releases it, and the run ends with the same
+// parameters as one never paused. A client that paused and went away never leaves training paused.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "rt/remote/agent.h"
+#include "rt/remote/client.h"
+#include "rt/rt.h"
+
+using namespace rt;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct RuntimeDir {
+  std::filesystem::path path;
+  RuntimeDir() {
+    char tmpl[] = "/tmp/rt-pause-test-XXXXXX";
+    path = ::mkdtemp(tmpl);
+    ::setenv("RT_RUNTIME_DIR", path.c_str(), 1);
+  }
+  ~RuntimeDir() {
+    remote::stop_serving(0ms);
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// A small deterministic model trained for `steps` SGD steps; returns the final weight.
+struct Trainer {
+  Tensor w1, w2;
+  std::atomic<int> done{0};
+  Trainer() {
+    rt::manual_seed(3);
+    w1 = rt::randn({8, 16}).requires_grad_(true);
+    w2 = rt::randn({16, 4}).requires_grad_(true);
+  }
+  void run(int steps) {
+    rt::manual_seed(4);
+    for (int i = 0; i < steps; ++i) {
+      auto x = rt::randn({32, 8});
+      auto loss = rt::matmul(rt::matmul(x, w1).tanh(), w2).pow(2).mean();
+      loss.backward();
+      {
+        rt::NoGradGuard g;
+        w1.sub_(rt::mul(w1.grad(), rt::full({}, 0.1)));
+        w2.sub_(rt::mul(w2.grad(), rt::full({}, 0.1)));
+      }
+      w1.grad().zero_();
+      w2.grad().zero_();
+      done.store(i + 1);
+    }
+  }
+};
+
+// Waits for the next notice containing `text`; returns it ("" on timeout).
+std::string wait_notice(remote::AgentClient& c, const std::string& text, size_t& seen) {
+  for (int i = 0; i < 200; ++i) {
+    while (seen < c.notices().size()) {
+      const std::string n = c.notices()[seen++];
+      if (n.find(text) != std::string::npos) return n;
+    }
+    c.poll(50ms);
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("pause, step, inspect and continue a training thread; its result is unchanged", "[remote][pause]") {
+  Trainer reference;
+  reference.run(6);
+
+  RuntimeDir dir;
+  const remote::AgentManifest m = remote::serve({.job = "pause"});
+  auto client = remote::AgentClient::connect(m.socket, "test_agent_pause");
+  size_t seen = 0;
+  CHECK_THROWS_WITH(client.request("step"), Catch::Contains("no backward pass is paused"));
+  CHECK_THAT(client.request("pause"), Catch::Contains("\"attached\":true"));
+
+  Trainer t;
+  std::thread training([&] { t.run(6); });
+  const std::string first = wait_notice(client, "\"paused\"", seen);
+  REQUIRE_FALSE(first.empty());
+  CHECK_THAT(first, Catch::Contains("\"reason\":\"start\"") && Catch::Contains("\"index\":0"));
+  CHECK(t.done.load() == 0);  // held before the first node of its first backward
+
+  std::this_thread::sleep_for(100ms);
+  CHECK(t.done.load() == 0);  // still held: nothing runs while paused
+  const std::string state = client.request("paused_state");
+  CHECK_THAT(state, Catch::Contains("MeanBackward") && Catch::Contains("grad_outputs") && Catch::Contains("\"norm\""));
+
+  client.request("step");
+  const std::string second = wait_notice(client, "\"paused\"", seen);
+  CHECK_THAT(second, Catch::Contains("\"index\":1") && Catch::Contains("\"reason\":\"step\""));
+  client.request("step_over");
+  CHECK_FALSE(wait_notice(client, "\"paused\"", seen).empty());
+
+  client.request("continue");
+  CHECK_FALSE(wait_notice(client, "\"resumed\"", seen).empty());
+  training.join();
+  CHECK(t.done.load() == 6);
+  CHECK(rt::sub(t.w1, reference.w1).abs().max().item<double>() == 0.0);  // bit-identical
+  CHECK(rt::sub(t.w2, reference.w2).abs().max().item<double>() == 0.0);
+  CHECK_THAT(client.request("debug_status"), Catch::Contains("\"attached\":false"));
+}
+
+TEST_CASE("a client that paused and disconnected releases the training thread", "[remote][pause]") {
+  RuntimeDir dir;
+  const remote::AgentManifest m = remote::serve({.job = "pause-gone"});
+  Trainer t;
+  {
+    auto client = remote::AgentClient::connect(m.socket);
+    client.request("pause");
+    std::thread training([&] { t.run(3); });
+    size_t seen = 0;
+    REQUIRE_FALSE(wait_notice(client, "\"paused\"", seen).empty());
+    training.detach();
+  }  // the controlling client goes away while the thread is paused
+  for (int i = 0; i < 200 && t.done.load() < 3; ++i) std::this_thread::sleep_for(20ms);
+  CHECK(t.done.load() == 3);
+}
