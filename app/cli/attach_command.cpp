@@ -1,7 +1,8 @@
 // `rtorch attach JOB [--record STORE] [--duration S]`: attach to every rank of an attachable job on this machine
-// (`rtorch ps` lists them), follow their sessions live and, with --record, save one store session per rank.
-// Ends when every rank's session completes or its process exits, after --duration, or at Ctrl-C; what was
-// received is kept in every case (a rank that died leaves an incomplete session, as a killed `--store` run does).
+// (`rtorch ps` lists them), follow their sessions live and, with --record, save each session a rank records
+// (the program's own profiles and, between them, the agent's: Note [What subscribers follow]) as it completes.
+// Ends when every rank's process exits, after --duration, or at Ctrl-C; what was received is kept in every case
+// (a rank that died leaves an incomplete session, as a killed `--store` run does).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -16,6 +17,7 @@
 #include "command.h"
 #include "rt/prof/store.h"
 #include "rt/remote/client.h"
+#include "rt/remote/event_batch.h"
 #include "rt/remote/manifest.h"
 
 namespace rt::cli {
@@ -27,7 +29,10 @@ void on_interrupt(int) { g_interrupted.store(true); }
 struct AttachedRank {
   rt::remote::AgentManifest manifest;
   std::optional<rt::remote::AgentClient> client;
-  std::string ended;  // why the rank's connection ended; "" while attached
+  std::string ended;         // why the rank's connection ended; "" while attached
+  uint64_t saved_reset = 0;  // the client's resets() when its session was last saved (+1: none saved yet)
+  std::vector<std::string> saved;  // "session 7 (412 ops)" per saved session
+  uint64_t ops_seen = 0;     // ops of the sessions already saved
 };
 
 class AttachCommand final : public Command {
@@ -76,7 +81,16 @@ class AttachCommand final : public Command {
                  fmt::format("{}", fmt::join(jobs, ", ")));
       return 2;
     }
+    if (!store_.empty()) {
+      try {
+        store_handle_.emplace(rt::prof::Store::open(store_));
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "rtorch attach: cannot record: {}\n", e.what());
+        return 1;
+      }
+    }
     for (auto& r : ranks) {
+      r.saved_reset = ~uint64_t(0);
       try {
         r.client.emplace(rt::remote::AgentClient::connect(r.manifest.socket, "rtorch attach"));
         r.client->request("subscribe");
@@ -97,12 +111,13 @@ class AttachCommand final : public Command {
         if (!r.ended.empty() || !r.client) continue;
         try {
           auto event = r.client->poll(std::chrono::milliseconds(20));
-          while (event == rt::remote::ClientEvent::Batch || event == rt::remote::ClientEvent::Notice)
+          while (event == rt::remote::ClientEvent::Batch || event == rt::remote::ClientEvent::Notice) {
+            if (r.client->session().complete) save(r);  // before the next session's reset replaces it
             event = r.client->poll(std::chrono::milliseconds(0));
+          }
+          if (r.client->session().complete) save(r);
           if (event == rt::remote::ClientEvent::Closed)
             r.ended = r.client->error().empty() ? "the process exited" : r.client->error();
-          else if (r.client->session().complete)
-            r.ended = "its session completed";
         } catch (const std::exception& e) {
           r.ended = e.what();
         }
@@ -132,43 +147,48 @@ class AttachCommand final : public Command {
     return line;
   }
 
-  int report(std::vector<AttachedRank>& ranks) {
-    std::optional<rt::prof::Store> store;
-    if (!store_.empty()) {
-      try {
-        store.emplace(rt::prof::Store::open(store_));
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "rtorch attach: cannot record: {}\n", e.what());
-        return 1;
-      }
+  // Saves the rank's current session once (complete, or at the end whatever arrived) into the store.
+  void save(AttachedRank& r) {
+    if (r.saved_reset == r.client->resets()) return;
+    r.saved_reset = r.client->resets();
+    const auto& s = r.client->session();
+    r.ops_seen += s.ops.size();
+    if (!store_handle_ || s.start_ns == 0 || rt::remote::record_count(s) == 0) return;  // nothing recorded
+    try {
+      rt::prof::SessionData data = s;
+      data.metadata.try_emplace("job_id", r.manifest.job);
+      data.metadata.try_emplace("rank", std::to_string(r.manifest.rank));
+      data.metadata["attached_from"] = fmt::format("{} pid {}", r.manifest.host, r.manifest.pid);
+      if (r.client->dropped_by_agent() > 0) data.dropped_records += r.client->dropped_by_agent();
+      const int64_t id = store_handle_->save_session(data);
+      r.saved.push_back(fmt::format("session {} ({} ops{})", id, s.ops.size(), s.complete ? "" : ", incomplete"));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "rtorch attach: rank {}: cannot record: {}\n", r.manifest.rank, e.what());
+      ++record_failures_;
     }
-    int failures = 0;
+  }
+
+  int report(std::vector<AttachedRank>& ranks) {
+    int failures = record_failures_;
     for (auto& r : ranks) {
       if (!r.client) {
         ++failures;
         continue;
       }
       const auto& s = r.client->session();
-      std::string saved;
-      if (store && (s.start_ns != 0 || !s.ops.empty())) {
-        try {
-          rt::prof::SessionData data = s;
-          data.metadata["attached_from"] = fmt::format("{} pid {}", r.manifest.host, r.manifest.pid);
-          if (r.client->dropped_by_agent() > 0) data.dropped_records += r.client->dropped_by_agent();
-          saved = fmt::format(" -> {} session {}", store_, store->save_session(data));
-        } catch (const std::exception& e) {
-          fmt::print(stderr, "rtorch attach: rank {}: cannot record: {}\n", r.manifest.rank, e.what());
-          ++failures;
-        }
-      }
-      fmt::print("rank {} (pid {}): {} ops, {} memory events, {} collectives, {} steps, {} dropped{}{}{}\n",
-                 r.manifest.rank, r.manifest.pid, s.ops.size(), s.memory.size(), s.collectives.size(), s.steps.size(),
-                 r.client->dropped_by_agent(), s.complete ? "" : " (incomplete)", saved,
+      const bool complete = s.complete;
+      const uint64_t ops = r.ops_seen + (r.saved_reset == r.client->resets() ? 0 : s.ops.size());
+      save(r);  // what arrived of a session that did not complete
+      fmt::print("rank {} (pid {}): {} ops, {} dropped{}{}{}\n", r.manifest.rank, r.manifest.pid, ops,
+                 r.client->dropped_by_agent(), complete ? "" : " (incomplete)",
+                 r.saved.empty() ? "" : fmt::format(" -> {}: {}", store_, fmt::join(r.saved, ", ")),
                  r.ended.empty() ? "" : fmt::format("; ended: {}", r.ended));
     }
     return failures == 0 ? 0 : 1;
   }
 
+  std::optional<rt::prof::Store> store_handle_;
+  int record_failures_ = 0;
   std::string job_;
   std::string store_;
   double duration_s_ = 0;

@@ -20,7 +20,19 @@ import os
 
 from . import _C
 
-__all__ = ["serve", "stop", "serving", "list_jobs"]
+__all__ = ["serve", "stop", "serving", "list_jobs", "Client"]
+
+# A headless client of one process's agent (the studio and `rtorch attach` use the same C++ client):
+#
+#   c = rt.remote.Client(rt.remote.list_jobs()[0]["socket"])
+#   c.request("subscribe")                    # the session, live; c.op_counts() grows
+#   c.request("pause")                        # the next backward stops before its first node
+#   while c.poll(0.5) != "notice": pass       # {"event": "paused", "node": {...}, ...} in c.notices
+#   print(c.request("paused_state"))          # the node, its received gradients' statistics
+#   c.request("step"); c.request("continue")
+#
+# request() returns the result's JSON text and raises RuntimeError with the agent's message when refused.
+Client = _C._remote.Client
 
 
 def serve(job=None, rank=None, world_size=None, buffer_bytes=64 << 20):

@@ -1,9 +1,12 @@
 // rustytorch.remote's bindings (the `_C._remote` submodule): make this process attachable by the studio and
 // `rtorch attach` (rt/remote/agent.h), and list what is attachable on this machine.
 #include <chrono>
+#include <map>
+#include <string>
 
 #include "bind.h"
 #include "rt/remote/agent.h"
+#include "rt/remote/client.h"
 #include "rt/remote/manifest.h"
 
 namespace rtpy {
@@ -56,6 +59,52 @@ void bind_remote(py::module_& m) {
     if (!m) return py::none();
     return manifest_dict(*m);
   });
+  // A headless client (rustytorch.remote.Client): blocking calls, the GIL released while they wait.
+  using rt::remote::AgentClient;
+  py::class_<AgentClient>(m, "Client")
+      .def(py::init([](const std::string& socket, const std::string& name, double timeout_s) {
+             py::gil_scoped_release release;
+             return AgentClient::connect(socket, name, std::chrono::milliseconds(int64_t(timeout_s * 1000)));
+           }),
+           py::arg("socket"), py::arg("client_name") = "rustytorch.remote.Client", py::arg("timeout_s") = 5.0)
+      .def_property_readonly("agent", [](const AgentClient& c) { return manifest_dict(c.agent()); })
+      .def(
+          "request",
+          [](AgentClient& c, const std::string& method, double timeout_s) {
+            py::gil_scoped_release release;
+            return c.request(method, std::chrono::milliseconds(int64_t(timeout_s * 1000)));
+          },
+          py::arg("method"), py::arg("timeout_s") = 10.0)
+      .def(
+          "poll",
+          [](AgentClient& c, double timeout_s) {
+            rt::remote::ClientEvent e;
+            {
+              py::gil_scoped_release release;
+              e = c.poll(std::chrono::milliseconds(int64_t(timeout_s * 1000)));
+            }
+            switch (e) {
+              case rt::remote::ClientEvent::Batch: return "batch";
+              case rt::remote::ClientEvent::Notice: return "notice";
+              case rt::remote::ClientEvent::Reply: return "reply";
+              case rt::remote::ClientEvent::Closed: return "closed";
+              default: return "nothing";
+            }
+          },
+          py::arg("timeout_s") = 0.5)
+      .def_property_readonly("notices", [](const AgentClient& c) { return c.notices(); })
+      .def_property_readonly("connected", &AgentClient::connected)
+      .def_property_readonly("error", &AgentClient::error)
+      .def_property_readonly("dropped", &AgentClient::dropped_by_agent)
+      .def_property_readonly("batches", &AgentClient::batches)
+      .def("op_counts", [](const AgentClient& c) {
+        // name -> how many ops of that name the mirrored session holds
+        std::map<std::string, int64_t> counts;
+        const auto& d = c.session();
+        for (const auto& op : d.ops) ++counts[d.strings.at(op.name)];
+        return counts;
+      })
+      .def_property_readonly("session_complete", [](const AgentClient& c) { return c.session().complete; });
   m.def("list_manifests", []() {
     py::list out;
     for (const auto& m : rt::remote::list_manifests(rt::remote::ensure_runtime_dir())) out.append(manifest_dict(m));

@@ -100,7 +100,17 @@ AgentClient AgentClient::connect(const std::filesystem::path& socket, const std:
                                  std::chrono::milliseconds timeout) {
   auto impl = std::make_unique<Impl>();
   impl->fd = connect_unix(socket);
-  impl->send(FrameType::Hello, json{{"protocol", kProtocolVersion}, {"client", client_name}}.dump());
+  try {
+    impl->send(FrameType::Hello, json{{"protocol", kProtocolVersion}, {"client", client_name}}.dump());
+  } catch (const rt::Error&) {
+    // An agent that refuses sends an Error frame and closes at once; our Hello may then meet a closed socket.
+    // The refusal is still waiting to be read, and it says more than "broken pipe".
+    if (auto f = impl->read_frame(std::chrono::milliseconds(500)); f && f->type == FrameType::Error) {
+      impl->handle(*f);
+      throw RemoteError(fmt::format("remote attach: {} refused the connection: {}", socket.string(), impl->error));
+    }
+    throw;
+  }
   const auto f = impl->read_frame(timeout);
   if (!f) throw RemoteError(fmt::format("remote attach: {} did not answer Hello within {} ms{}", socket.string(),
                                         timeout.count(), impl->error.empty() ? "" : " (" + impl->error + ")"));

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <map>
 #include <set>
 #include <thread>
@@ -393,4 +395,38 @@ TEST_CASE("a session destroyed while recording stops and frees the process for t
   Session next(full_options());
   CHECK_NOTHROW(next.start());
   next.stop();
+}
+
+TEST_CASE("a session that gives way is stopped by its owner when another starts (Note [Sessions that give way])") {
+  // The owner (the remote agent's thread) stops its session when asked; start() waits for that.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool asked = false;
+  prof::SessionOptions yielding;
+  yielding.cupti = prof::CuptiMode::Off;
+  yielding.on_yield = [&] {
+    std::lock_guard<std::mutex> lk(mu);
+    asked = true;
+    cv.notify_all();
+  };
+  Session owned(yielding);
+  owned.start();
+  std::thread owner([&] {
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait(lk, [&] { return asked; });
+    owned.stop();
+  });
+  prof::SessionOptions plain;
+  plain.cupti = prof::CuptiMode::Off;
+  Session user(plain);
+  user.start();  // would throw "another profiling session is recording" without on_yield
+  owner.join();
+  CHECK(user.recording());
+  CHECK_FALSE(owned.recording());
+  (void)rt::add(rt::ones({2}), rt::ones({2}));
+  // A session without on_yield does not give way.
+  Session third(plain);
+  CHECK_THROWS_WITH(third.start(), Catch::Contains("another profiling session is recording"));
+  user.stop();
+  CHECK_FALSE(user.data().ops.empty());
 }

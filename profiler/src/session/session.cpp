@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -29,7 +31,9 @@ namespace rt::prof {
 
 namespace {
 std::mutex g_active_mu;
+std::condition_variable g_active_cv;  // notified when g_active turns false
 bool g_active = false;  // one session records at a time
+std::function<void()> g_yield;  // the recording session's on_yield (Note [Sessions that give way] in session.h)
 std::atomic<uint64_t> g_next_serial{1};  // SnapshotCursor::session
 
 int64_t epoch_offset_ns() {
@@ -236,6 +240,10 @@ void Session::start() {
     throw rt::Error("Session::start: keep_in_memory = false needs a store_path: without a store the records "
                     "would be discarded; set store_path or keep_in_memory = true");
   std::unique_lock<std::mutex> active(g_active_mu);
+  if (g_active && g_yield) {  // Note [Sessions that give way]
+    g_yield();
+    g_active_cv.wait_for(active, std::chrono::seconds(5), [] { return !g_active; });
+  }
   if (g_active)
     throw rt::Error("Session::start: another profiling session is recording in this process; stop it first "
                     "(only one session records at a time)");
@@ -309,6 +317,7 @@ void Session::start() {
   }
   s.phase = Phase::Recording;
   g_active = true;
+  g_yield = s.options.on_yield;
   const int64_t start_ns = d.start_ns;
   active.unlock();
   lk.unlock();
@@ -368,7 +377,9 @@ void Session::stop() {
   {
     std::lock_guard<std::mutex> active(g_active_mu);
     g_active = false;
+    g_yield = nullptr;
   }
+  g_active_cv.notify_all();
   lk.unlock();
   if (store_failure) std::rethrow_exception(store_failure);
   if (!s.flush_error.empty())

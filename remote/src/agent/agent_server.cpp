@@ -40,6 +40,7 @@ struct AgentServer::Connection {
   bool controls = false;     // sent a pause: while no such client remains, the process is never left paused
   std::string client;        // what Hello said it is
   prof::SnapshotCursor cursor;
+  uint64_t cursor_session = 0;  // the session `cursor` reads; another one is read from its start
   BatchQueue queue;
   Clock::time_point last_batch{};
 };
@@ -103,8 +104,13 @@ void AgentServer::run() {
       if (alive && (fds[i + 2].revents & POLLOUT)) alive = write_to(c);
       if (!alive) c.fd.reset();
     }
+    if (yield_requested_.exchange(false) && owned_session_) {
+      stop_own_session();  // a program starts its own profile: it records, subscribers follow it
+      own_session_allowed_at_ = Clock::now() + std::chrono::seconds(1);
+    }
     if (Clock::now() >= next_read) {
       read_sessions(false);
+      follow_session();
       next_read = Clock::now() + options_.batch_interval;
     }
     for (auto& c : clients_)
@@ -210,7 +216,7 @@ std::string AgentServer::answer(Connection& c, const std::string& method) {
   }
   if (method == "subscribe") {
     subscribe(c);
-    return json{{"session", session_id_}, {"owned", owned_session_ != nullptr}}.dump();
+    return json{{"session", session_id_}, {"agent_records", owned_session_ != nullptr}}.dump();
   }
   if (DebugControl::handles(method)) {
     if (method == "pause") c.controls = true;
@@ -225,43 +231,93 @@ std::string AgentServer::answer(Connection& c, const std::string& method) {
                                    "pauses; it never runs code sent to it)", method));
 }
 
+namespace {
+
+// The last increment of the agent's own session once stopped: its header, threads and final step. Reading the
+// stopped session instead would give a reset (stop() sorts the records, session_delta.h) that resends
+// everything the subscribers already hold.
+prof::SessionDelta final_increment(const prof::SessionData& stopped, const prof::SnapshotCursor& cursor) {
+  prof::SessionDelta d;
+  d.first_new_string = prof::StringId(cursor.strings);
+  for (size_t i = cursor.strings; i < stopped.strings.size(); ++i) d.new_strings.push_back(stopped.strings.at(prof::StringId(i)));
+  prof::SessionData& r = d.records;
+  r.name = stopped.name;
+  r.clock_offset_ns = stopped.clock_offset_ns;
+  r.start_ns = stopped.start_ns;
+  r.end_ns = stopped.end_ns;
+  r.complete = stopped.complete;
+  r.dropped_records = stopped.dropped_records;
+  r.metadata = stopped.metadata;
+  r.threads = stopped.threads;
+  if (cursor.open_step && !stopped.steps.empty()) {
+    r.steps.push_back(stopped.steps.back());
+    d.replaces_open_step = true;
+  }
+  return d;
+}
+
+}  // namespace
+
 void AgentServer::subscribe(Connection& c) {
   if (c.subscribed) return;
-  auto& registry = prof::SessionRegistry::instance();
-  if (session_id_ == 0) {
-    for (const auto& r : registry.list())
-      if (r.recording) {
-        session_id_ = r.id;
-        break;
-      }
-  }
-  if (session_id_ == 0) {
-    prof::SessionOptions o;
-    o.record_shapes = true;
-    o.profile_memory = true;
-    o.with_stack = true;
-    o.name = fmt::format("{} rank {}", manifest_.job, manifest_.rank);
-    o.metadata = {{"job_id", manifest_.job}, {"rank", std::to_string(manifest_.rank)},
-                  {"attached_by", c.client}};
-    auto session = std::make_unique<prof::Session>(std::move(o));
-    session->start();  // throws when another session records: the reply carries the reason
-    for (const auto& r : registry.list())
-      if (r.recording) {
-        session_id_ = r.id;
-        break;
-      }
-    owned_session_ = std::move(session);
-  }
   c.subscribed = true;
   c.cursor = {};
+  c.cursor_session = 0;
+  follow_session();
 }
 
 void AgentServer::unsubscribe(Connection& c) { c.subscribed = false; }
 
+bool AgentServer::has_subscribers() const {
+  return std::any_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->subscribed && c->fd; });
+}
+
+// See Note [What subscribers follow] in agent_server.h.
+void AgentServer::follow_session() {
+  if (session_id_ != 0 || !has_subscribers()) return;
+  auto& registry = prof::SessionRegistry::instance();
+  // The oldest session started since the last one followed, recording or already stopped (a short profile
+  // may end between two ticks): subscribers get it whole.
+  const auto sessions = registry.list();
+  if (!followed_any_) {  // the first subscriber: from the session recording now, not the history before it
+    followed_any_ = true;
+    for (const auto& r : sessions) last_followed_id_ = std::max(last_followed_id_, r.recording ? r.id - 1 : r.id);
+  }
+  uint64_t next = 0;
+  for (const auto& r : sessions)
+    if (r.id > last_followed_id_ && (next == 0 || r.id < next)) next = r.id;
+  if (next != 0) {
+    session_id_ = last_followed_id_ = next;
+    return;
+  }
+  if (Clock::now() < own_session_allowed_at_) return;  // a program's session is about to start
+  prof::SessionOptions o;
+  o.record_shapes = true;
+  o.profile_memory = true;
+  o.with_stack = true;
+  o.name = fmt::format("{} rank {}", manifest_.job, manifest_.rank);
+  o.metadata = {{"job_id", manifest_.job}, {"rank", std::to_string(manifest_.rank)}, {"attached", "agent"}};
+  o.on_yield = [this] {  // under the profiler's lock: only signal (Note [Sessions that give way])
+    yield_requested_.store(true);
+    const char b = 1;
+    [[maybe_unused]] auto n = ::write(wake_write_.get(), &b, 1);
+  };
+  auto session = std::make_unique<prof::Session>(std::move(o));
+  try {
+    session->start();
+  } catch (const std::exception&) {
+    return;  // another session started meanwhile: the next tick follows it
+  }
+  for (const auto& r : registry.list())
+    if (r.recording) {
+      session_id_ = last_followed_id_ = r.id;
+      break;
+    }
+  owned_session_ = std::move(session);
+}
+
 void AgentServer::release_session_if_unused() {
-  if (session_id_ == 0) return;
-  for (const auto& c : clients_)
-    if (c->subscribed) return;
+  if (session_id_ == 0 || has_subscribers()) return;
   if (owned_session_) {
     if (owned_session_->recording()) owned_session_->stop();
     owned_session_.reset();
@@ -269,12 +325,35 @@ void AgentServer::release_session_if_unused() {
   session_id_ = 0;
 }
 
+void AgentServer::stop_own_session() {
+  if (!owned_session_) return;
+  read_sessions(true);  // what the subscribers have not read yet, as increments
+  try {
+    if (owned_session_->recording()) owned_session_->stop();
+    for (auto& c : clients_)
+      if (c->subscribed && c->fd && c->cursor_session == session_id_) {
+        c->queue.push(final_increment(owned_session_->data(), c->cursor));
+        c->queue.push_notice(json{{"event", "session_complete"}, {"session", session_id_}}.dump());
+        c->cursor = {};
+        c->cursor_session = 0;
+      }
+  } catch (const std::exception&) {
+  }
+  owned_session_.reset();
+  session_id_ = 0;
+}
+
 void AgentServer::read_sessions(bool final_read) {
   if (session_id_ == 0) return;
   auto& registry = prof::SessionRegistry::instance();
   const auto now = Clock::now();
+  bool ended = false;
   for (auto& c : clients_) {
     if (!c->subscribed || !c->fd) continue;
+    if (c->cursor_session != session_id_) {  // a new session: this client reads it from its start
+      c->cursor = {};
+      c->cursor_session = session_id_;
+    }
     std::optional<prof::SessionDelta> delta;
     try {
       delta = registry.read_since(session_id_, c->cursor);
@@ -283,7 +362,7 @@ void AgentServer::read_sessions(bool final_read) {
     }
     if (!delta) {  // the session left the registry
       c->queue.push_notice(json{{"event", "session_ended"}, {"session", session_id_}}.dump());
-      c->subscribed = false;
+      ended = true;
       continue;
     }
     c->cursor = delta->cursor;
@@ -297,8 +376,13 @@ void AgentServer::read_sessions(bool final_read) {
     }
     if (complete) {  // everything is queued: the client hears so after the last batch
       c->queue.push_notice(json{{"event", "session_complete"}, {"session", session_id_}}.dump());
-      c->subscribed = false;
+      ended = true;
     }
+  }
+  if (ended) {  // subscribers follow the next session (Note [What subscribers follow])
+    for (auto& c : clients_) c->cursor_session = 0;
+    session_id_ = 0;
+    if (owned_session_ && !owned_session_->recording()) owned_session_.reset();
   }
 }
 
@@ -329,47 +413,12 @@ bool AgentServer::write_to(Connection& c) {
   return !c.closing;
 }
 
-namespace {
-
-// The last increment of the agent's own session once stopped: its header, threads and final step. Reading the
-// stopped session instead would give a reset (stop() sorts the records, session_delta.h) that resends
-// everything the subscribers already hold.
-prof::SessionDelta final_increment(const prof::SessionData& stopped, const prof::SnapshotCursor& cursor) {
-  prof::SessionDelta d;
-  d.first_new_string = prof::StringId(cursor.strings);
-  for (size_t i = cursor.strings; i < stopped.strings.size(); ++i) d.new_strings.push_back(stopped.strings.at(prof::StringId(i)));
-  prof::SessionData& r = d.records;
-  r.name = stopped.name;
-  r.clock_offset_ns = stopped.clock_offset_ns;
-  r.start_ns = stopped.start_ns;
-  r.end_ns = stopped.end_ns;
-  r.complete = stopped.complete;
-  r.dropped_records = stopped.dropped_records;
-  r.metadata = stopped.metadata;
-  r.threads = stopped.threads;
-  if (cursor.open_step && !stopped.steps.empty()) {
-    r.steps.push_back(stopped.steps.back());
-    d.replaces_open_step = true;
-  }
-  return d;
-}
-
-}  // namespace
 
 void AgentServer::flush_and_close(std::chrono::milliseconds timeout) {
-  read_sessions(true);
-  if (owned_session_ && owned_session_->recording()) {
-    try {
-      owned_session_->stop();
-      for (auto& c : clients_)
-        if (c->subscribed && c->fd) {
-          c->queue.push(final_increment(owned_session_->data(), c->cursor));
-          c->queue.push_notice(json{{"event", "session_complete"}, {"session", session_id_}}.dump());
-          c->subscribed = false;
-        }
-    } catch (const std::exception&) {
-    }
-  }
+  if (owned_session_)
+    stop_own_session();
+  else
+    read_sessions(true);
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     std::vector<pollfd> fds;

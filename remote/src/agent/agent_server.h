@@ -18,6 +18,16 @@
 
 namespace rt::remote {
 
+// Note [What subscribers follow]
+// Subscribers receive whatever session records in this process, one after another: a program's own profile
+// (rt.profiler.profile, `rtorch run --profile`) when one records, else a session the agent records for them.
+// The agent's session gives way (SessionOptions::on_yield) when the program starts a profile; it ends with a
+// final increment and a "session_complete" notice, and the program's session follows from its start (a reset).
+// When a session completes or leaves the registry, the next tick follows the next one: the oldest session
+// started since (even one already stopped: a short profile may end between two ticks), else the agent's own
+// again (one second after a yield, so the program's start() comes first). The first subscriber starts with
+// the session recording then, if any; sessions that ended before it came are history it is not sent. Without
+// subscribers nothing is recorded.
 class AgentServer {
  public:
   AgentServer(AgentOptions options, AgentManifest manifest, UniqueFd listener, std::filesystem::path manifest_path);
@@ -40,6 +50,9 @@ class AgentServer {
   std::string answer(Connection& c, const std::string& method);
   void subscribe(Connection& c);
   void unsubscribe(Connection& c);
+  bool has_subscribers() const;
+  void follow_session();
+  void stop_own_session();
   void read_sessions(bool final_read);
   bool write_to(Connection& c);
   void release_session_if_unused();
@@ -55,7 +68,11 @@ class AgentServer {
   std::vector<std::unique_ptr<Connection>> clients_;
   std::unique_ptr<rt::prof::Session> owned_session_;  // the agent's own, when no other session recorded
   uint64_t session_id_ = 0;                            // the SessionRegistry id subscribers read; 0: none
+  uint64_t last_followed_id_ = 0;                      // the newest session subscribers were given
+  bool followed_any_ = false;
   DebugControl debug_;                                 // pause, step, continue (debug_control.h)
+  std::atomic<bool> yield_requested_{false};           // a program's session wants to start (on_yield)
+  std::chrono::steady_clock::time_point own_session_allowed_at_{};  // after a yield: let the program's start
   std::thread thread_;
 };
 

@@ -22,7 +22,8 @@
 //
 // Contracts
 // - One session records at a time per process: start() throws rt::Error while another
-//   session (or another rt::EventRecorder) records. A Session records once: start, stop, read.
+//   session (or another rt::EventRecorder) records, unless that one gives way (SessionOptions::on_yield).
+//   A Session records once: start, stop, read.
 // - Recorded between start() and stop(): every engine op that both begins and ends in that
 //   window, on every thread; backward nodes (OpKind::BackwardNode, sequence_nr = the node's,
 //   so they link to the forward op with the same sequence_nr); user ranges; allocator events
@@ -80,8 +81,14 @@
 // metadata, threads and dropped_records but no op, GPU, memory, counter or step records
 // (counts() says how many were recorded), and memory stays bounded by one flush interval's
 // records.
+// Note [Sessions that give way]
+// The remote agent records for its subscribers when nothing else does. A program that then starts its own
+// profile must not fail because someone attached: the agent's session sets on_yield, and start() asks it to
+// stop (the agent stops it on its own thread, which owns it) and waits for that, then records as usual. The
+// wait is bounded (5 s) so a stuck owner gives the old error instead of a hang.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -111,6 +118,11 @@ struct SessionOptions {
   std::string store_path;       // a SQLite store to stream into while recording; "" = none
   std::chrono::milliseconds flush_interval{200};  // how often buffers drain (and the store grows); > 0
   bool keep_in_memory = true;   // false: drop records once written to the store (needs store_path)
+  // A session that gives way (Note [Sessions that give way]): when another Session starts while this one
+  // records, that start() calls on_yield (on its own thread, under the profiler's lock: it must only signal,
+  // never block or start or stop a session) and waits up to 5 s for this one to stop. The remote agent's own
+  // session uses it, so attaching never makes a program's rt.profiler.profile fail. Empty: a second start throws.
+  std::function<void()> on_yield;
   // Extra SessionData::metadata (stored with the session), e.g. a launched rank's "job_id" and "rank";
   // they override the session's own keys ("device", "host", ...) of the same name.
   std::unordered_map<std::string, std::string> metadata;
