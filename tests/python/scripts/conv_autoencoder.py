@@ -20,6 +20,7 @@ parser.add_argument("--epochs", type=int, default=5)
 parser.add_argument("--batch_size", type=int, default=32)
 parser.add_argument("--train", type=int, default=512)
 parser.add_argument("--lr", type=float, default=1e-2)
+parser.add_argument("--cuda", action="store_true", help="train on the GPU when there is one")
 args = parser.parse_args()
 
 if args.backend == "rt":
@@ -67,8 +68,18 @@ test_images = torch.from_numpy(images[args.train:args.train + 256].copy())
 
 rng = np.random.default_rng(0)
 torch.manual_seed(0)
+torch.backends.cudnn.deterministic = True
+torch.backends.cudnn.benchmark = False
+if args.cuda and torch.cuda.is_available():
+    device = torch.device("cuda")
+elif torch.backends.mps.is_available():
+    device = torch.device("mps")
+else:
+    device = torch.device("cpu")
+train_images, test_images = train_images.to(device), test_images.to(device)
 model = ConvAutoencoder()
 load_numpy_weights(model, rng)
+model.to(device)
 criterion = nn.MSELoss()
 optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
 print(f"{train_images.shape[0]} train and {test_images.shape[0]} test images, "
@@ -76,7 +87,7 @@ print(f"{train_images.shape[0]} train and {test_images.shape[0]} test images, "
 
 for epoch in range(1, args.epochs + 1):
     model.train()
-    order = torch.from_numpy(rng.permutation(train_images.shape[0]))
+    order = torch.from_numpy(rng.permutation(train_images.shape[0])).to(device)
     total = 0.0
     for start in range(0, len(order), args.batch_size):
         batch = train_images[order[start:start + args.batch_size]]
