@@ -67,6 +67,7 @@ from ._counting_ops import *  # noqa: E402,F401,F403
 from ._rounding_ops import *  # noqa: E402,F401,F403
 from ._index_ops import *  # noqa: E402,F401,F403
 from ._interop import *  # noqa: E402,F401,F403
+from ._print_options import set_printoptions  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from . import backends, cuda  # noqa: E402,F401
 from . import debug  # noqa: E402,F401

@@ -1,14 +1,12 @@
 """repr(tensor) with PyTorch's layout: precision 4, integer mode ("1."), scientific mode for wide
 ranges, summarisation past 1000 elements (3 edge items), 80-column wrapping, and the
-device / dtype / grad_fn / requires_grad suffixes."""
+device / dtype / grad_fn / requires_grad suffixes; rt.set_printoptions changes the numbers
+(_print_options.py)."""
 import math
 
 import numpy as _np
 
-PRECISION = 4
-THRESHOLD = 1000
-EDGEITEMS = 3
-LINEWIDTH = 80
+from ._print_options import PRINT_OPTS
 _DEFAULT_DTYPES = ("float32", "int64", "bool")
 
 
@@ -37,6 +35,10 @@ class _Formatter:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
         for v in flat:
             self.max_width = max(self.max_width, len(self.format_raw(float(v))))
+        if PRINT_OPTS.sci_mode is not None:
+            # Forced after the widths are measured in the automatic mode, as torch 1.13 does: its forced
+            # notation pads (and wraps) to the other notation's width.
+            self.sci_mode = PRINT_OPTS.sci_mode
 
     @staticmethod
     def _plain(v):
@@ -52,10 +54,10 @@ class _Formatter:
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         if self.sci_mode:
-            return f"{value:.{PRECISION}e}"
+            return f"{value:.{PRINT_OPTS.precision}e}"
         if self.int_mode:
             return f"{value:.0f}."
-        return f"{value:.{PRECISION}f}"
+        return f"{value:.{PRINT_OPTS.precision}f}"
 
     def format(self, value):
         s = self.format_raw(value)
@@ -63,11 +65,11 @@ class _Formatter:
 
 
 def _summarised(values):
-    """The values repr shows: each long dim cut to its first and last EDGEITEMS."""
+    """The values repr shows: each long dim cut to its first and last edgeitems."""
     if values.ndim == 0:
         return values
-    if values.shape[0] > 2 * EDGEITEMS:
-        parts = [values[:EDGEITEMS], values[-EDGEITEMS:]]
+    if values.shape[0] > 2 * PRINT_OPTS.edgeitems:
+        parts = [values[:PRINT_OPTS.edgeitems], values[-PRINT_OPTS.edgeitems:]]
     else:
         parts = [values]
     return _np.concatenate([_summarised_inner(p) for p in parts], axis=0) if values.ndim > 1 else _np.concatenate(parts)
@@ -79,10 +81,10 @@ def _summarised_inner(block):
 
 def _vector(values, indent, summarize, fmt):
     element_length = fmt.max_width + 2
-    per_line = max(1, int(math.floor((LINEWIDTH - indent) / element_length)))
-    if summarize and values.shape[0] > 2 * EDGEITEMS:
-        data = [fmt.format(v) for v in values[:EDGEITEMS].tolist()] + [" ..."] + \
-               [fmt.format(v) for v in values[-EDGEITEMS:].tolist()]
+    per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / element_length)))
+    if summarize and values.shape[0] > 2 * PRINT_OPTS.edgeitems:
+        data = [fmt.format(v) for v in values[:PRINT_OPTS.edgeitems].tolist()] + [" ..."] + \
+               [fmt.format(v) for v in values[-PRINT_OPTS.edgeitems:].tolist()]
     else:
         data = [fmt.format(v) for v in values.tolist()]
     lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
@@ -95,9 +97,9 @@ def _nested(values, indent, summarize, fmt):
         return fmt.format(values.item())
     if dim == 1:
         return _vector(values, indent, summarize, fmt)
-    if summarize and values.shape[0] > 2 * EDGEITEMS:
-        slices = [_nested(values[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."] + \
-                 [_nested(values[i], indent + 1, summarize, fmt) for i in range(len(values) - EDGEITEMS, len(values))]
+    if summarize and values.shape[0] > 2 * PRINT_OPTS.edgeitems:
+        slices = [_nested(values[i], indent + 1, summarize, fmt) for i in range(PRINT_OPTS.edgeitems)] + ["..."] + \
+                 [_nested(values[i], indent + 1, summarize, fmt) for i in range(len(values) - PRINT_OPTS.edgeitems, len(values))]
     else:
         slices = [_nested(values[i], indent + 1, summarize, fmt) for i in range(values.shape[0])]
     return "[" + ("," + "\n" * (dim - 1) + " " * (indent + 1)).join(slices) + "]"
@@ -107,7 +109,7 @@ def _add_suffixes(text, suffixes, indent):
     parts = [text]
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
         else:
@@ -137,7 +139,7 @@ def tensor_repr(self, prefix="tensor("):
             suffixes.append("size=" + str(tuple(self.shape)))
     else:
         values = _values(self)
-        summarize = self.numel() > THRESHOLD
+        summarize = self.numel() > PRINT_OPTS.threshold
         fmt = _Formatter(_summarised(values) if summarize else values, self.is_floating_point())
         text = _nested(values, indent, summarize, fmt)
     if dtype_name not in _DEFAULT_DTYPES:

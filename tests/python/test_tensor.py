@@ -184,6 +184,45 @@ def test_repr_matches_torch_for_random_shapes(torch):
         assert repr(rt.tensor(ints)) == repr(torch.tensor(ints))
 
 
+PRINT_CASES = [[1.23456789, -2.5, 3.0], [1e-5, 1.0, 123456.0], [1.0, 2.0], [0.0, 0.0], [float("nan"), 1.5],
+               np.arange(12.0).reshape(3, 4), np.linspace(-1, 1, 2000).reshape(40, 50),
+               np.random.default_rng(0).normal(size=(5, 30))]
+
+
+@pytest.mark.parametrize("options", [dict(precision=2), dict(precision=8), dict(sci_mode=True), dict(sci_mode=False),
+                                     dict(profile="short"), dict(profile="full", linewidth=120),
+                                     dict(threshold=5, edgeitems=1), dict(linewidth=40, precision=6)],
+                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_set_printoptions_matches_torch(torch, options):
+    try:
+        rt.set_printoptions(**options)
+        torch.set_printoptions(**options)
+        for values in PRINT_CASES:
+            a = np.asarray(values, dtype=np.float32)
+            assert repr(rt.tensor(a)) == repr(torch.tensor(a)), (options, values)
+        assert repr(rt.tensor([3, 40000])) == repr(torch.tensor([3, 40000]))
+    finally:
+        rt.set_printoptions(profile="default")
+        torch.set_printoptions(profile="default")
+    assert repr(rt.tensor([1.5, 2.25])) == "tensor([1.5000, 2.2500])"
+
+
+def test_set_printoptions_keeps_unnamed_options_but_resets_sci_mode():
+    try:
+        rt.set_printoptions(precision=2, sci_mode=True)
+        assert repr(rt.tensor([1.5])) == "tensor([1.50e+00])"
+        rt.set_printoptions(linewidth=100)            # precision stays, sci_mode back to automatic
+        assert repr(rt.tensor([1.5])) == "tensor([1.50])"
+    finally:
+        rt.set_printoptions(profile="default")
+
+
+def test_set_printoptions_refuses_an_unknown_profile():
+    with pytest.raises(ValueError, match="profile='long'.*'default', 'short', 'full'"):
+        rt.set_printoptions(profile="long")
+    assert repr(rt.tensor([1.5])) == "tensor([1.5000])"
+
+
 def test_device():
     t = rt.zeros(2)
     assert t.device == rt.device("cpu") and repr(t.device) == "device(type='cpu')" and t.device.type == "cpu"
