@@ -311,6 +311,7 @@ void bind_profiler(py::module_& parent) {
 
   m.def("counter", &prof::counter, py::arg("name"), py::arg("value"));
   m.def("profiling_active", &prof::profiling_active);
+  m.def("recording_session_gives_way", &prof::recording_session_gives_way);
   m.def("set_thread_name", &prof::set_thread_name, py::arg("name"));
   m.def("default_store_path", &prof::Store::default_path);
 }

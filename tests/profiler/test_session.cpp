@@ -410,7 +410,9 @@ TEST_CASE("a session that gives way is stopped by its owner when another starts 
     cv.notify_all();
   };
   Session owned(yielding);
+  CHECK_FALSE(prof::recording_session_gives_way());
   owned.start();
+  CHECK(prof::recording_session_gives_way());
   std::thread owner([&] {
     std::unique_lock<std::mutex> lk(mu);
     cv.wait(lk, [&] { return asked; });
@@ -423,6 +425,7 @@ TEST_CASE("a session that gives way is stopped by its owner when another starts 
   owner.join();
   CHECK(user.recording());
   CHECK_FALSE(owned.recording());
+  CHECK_FALSE(prof::recording_session_gives_way());
   (void)rt::add(rt::ones({2}), rt::ones({2}));
   // A session without on_yield does not give way.
   Session third(plain);

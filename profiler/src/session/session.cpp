@@ -228,6 +228,11 @@ bool Session::recording() const {
   return state_->phase == Phase::Recording;
 }
 
+bool recording_session_gives_way() {
+  std::lock_guard<std::mutex> active(g_active_mu);
+  return g_active && g_yield;
+}
+
 void Session::start() {
   State& s = *state_;
   std::unique_lock<std::mutex> lk(s.mu);

@@ -88,7 +88,7 @@ class profile:
         if self._state != "created":
             raise RuntimeError("profile.start: this profile was already started; create a new profile to "
                                "record again")
-        if _P.profiling_active():
+        if _P.profiling_active() and not _C._profiler.recording_session_gives_way():
             raise RuntimeError("profile.start: another profile is recording in this process (profiles do not "
                                "nest: one records at a time); stop it first, or use record_function for "
                                "nested regions")

@@ -27,6 +27,7 @@ namespace {
 constexpr size_t kWriteAhead = 1u << 20;   // encoded bytes kept ready per client beyond what the socket took
 constexpr size_t kReadChunk = 64u << 10;
 constexpr auto kHeartbeat = std::chrono::seconds(1);
+constexpr size_t kKeptSessions = 4;  // finished sessions the registry keeps while someone subscribes
 }  // namespace
 
 struct AgentServer::Connection {
@@ -260,6 +261,10 @@ prof::SessionDelta final_increment(const prof::SessionData& stopped, const prof:
 
 void AgentServer::subscribe(Connection& c) {
   if (c.subscribed) return;
+  // A program's profile object may be destroyed right after it stops (a script that ends): the registry keeps
+  // its final data so subscribers still receive all of it.
+  auto& registry = prof::SessionRegistry::instance();
+  if (registry.kept_finished_limit() < kKeptSessions) registry.keep_finished(kKeptSessions);
   c.subscribed = true;
   c.cursor = {};
   c.cursor_session = 0;

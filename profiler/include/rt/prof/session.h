@@ -179,6 +179,9 @@ void set_thread_name(std::string_view name);
 
 // Whether a session is recording now (any thread may ask).
 bool profiling_active();
+// Whether the session recording now gives way to a new one (SessionOptions::on_yield: the remote agent's),
+// so that starting a session would succeed; false when none records.
+bool recording_session_gives_way();
 
 }  // namespace rt::prof
 

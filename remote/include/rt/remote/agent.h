@@ -13,10 +13,12 @@
 //   served (SO_PEERCRED); others get an Error frame and are closed.
 // - The agent never evaluates anything a client sends: it answers the requests listed in
 //   docs/remote-protocol.md (status, subscribe, unsubscribe) and refuses every other one by name.
-// - subscribe streams the profiling session that records in this process (rt.profiler.profile, `rtorch run
-//   --profile`) or, when none does, one the agent starts for its subscribers (shapes, memory, module scopes)
-//   and stops when the last one leaves. While the agent's own session records, a program that starts its own
-//   profiling session is refused as for any second session (session.h).
+// - subscribe streams the profiling sessions this process records, one after another: a program's own
+//   (rt.profiler.profile, `rtorch run --profile`) or, between them, one the agent records for its subscribers
+//   (shapes, memory, module scopes; metadata "attached": "agent"), which gives way when the program starts a
+//   profile and stops when the last subscriber leaves (Note [What subscribers follow] in
+//   remote/src/agent/agent_server.h). While subscribed, the session registry keeps the last few finished
+//   sessions, so a profile destroyed right after it stops still reaches the subscribers whole.
 // - Never blocks training: records wait in a bounded queue per client (AgentOptions::buffer_bytes); a client
 //   that does not keep up loses the oldest records and is told how many (EventBatch::dropped_by_agent).
 // - fork(): the child has no agent thread; the inherited sockets are closed in the child, the parent's files
