@@ -34,7 +34,7 @@ PrivateRuntimeDir::~PrivateRuntimeDir() {
 }
 
 AttachableProcess::AttachableProcess(const PrivateRuntimeDir& dir, const std::string& job, int rank, int world_size,
-                                     int steps) {
+                                     int steps, double pause_s) {
   ready_file_ = dir.path / ("ready." + std::to_string(rank));
   log_file_ = dir.path / ("log." + std::to_string(rank) + ".txt");
   const std::string script = std::string(RT_SOURCE_DIR) + "/tests/studio/attach/attachable_training.py";
@@ -44,7 +44,7 @@ AttachableProcess::AttachableProcess(const PrivateRuntimeDir& dir, const std::st
       {"RT_RUNTIME_DIR", dir.path.string()}, {"RT_LAUNCH_JOB_ID", job},
       {"RANK", std::to_string(rank)},        {"WORLD_SIZE", std::to_string(world_size)},
       {"RT_TEST_READY_FILE", ready_file_.string()}, {"RT_TEST_STEPS", std::to_string(steps)},
-      {"OMP_NUM_THREADS", "1"}};
+      {"RT_TEST_PAUSE_S", std::to_string(pause_s)}, {"OMP_NUM_THREADS", "1"}};
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e;

@@ -24,8 +24,9 @@ struct PrivateRuntimeDir {
 
 class AttachableProcess {
  public:
-  // steps = 0: trains until killed.
-  AttachableProcess(const PrivateRuntimeDir& dir, const std::string& job, int rank, int world_size, int steps = 0);
+  // steps = 0: trains until killed; pause_s: the rest after each step.
+  AttachableProcess(const PrivateRuntimeDir& dir, const std::string& job, int rank, int world_size, int steps = 0,
+                    double pause_s = 0.01);
   ~AttachableProcess();
   AttachableProcess(const AttachableProcess&) = delete;
   AttachableProcess& operator=(const AttachableProcess&) = delete;
