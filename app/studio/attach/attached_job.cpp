@@ -86,29 +86,50 @@ void AttachedJob::run() {
     }
     ++generation_;
   };
+  // A clean close while the process still runs is usually its exit under way (the agent closes at exit, before
+  // the process is gone): such a rank waits up to kExitGrace before it counts as "connection lost".
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kExitGrace = std::chrono::seconds(3);
+  std::vector<std::optional<Clock::time_point>> closing(n);
   auto end_rank = [&](size_t i, std::string error) {
     publish(i);
     const std::optional<bool> running = host_->process_running(job_.ranks[i].manifest.pid);
     clients[i].reset();
     if (running == false || (!running && error.empty()))
       set_phase(i, RankPhase::ProcessExited, error);
+    else if (error.empty())
+      closing[i] = Clock::now() + kExitGrace;
     else
-      set_phase(i, RankPhase::ConnectionLost, error.empty() ? "the agent closed the connection" : error);
+      set_phase(i, RankPhase::ConnectionLost, error);
   };
   for (size_t i = 0; i < n; ++i)
     if (clients[i]) publish(i);
   constexpr int kFramesPerRound = 256;  // then the next rank gets its turn, and a detach is seen
   for (;;) {
     if (stop_.load()) break;
-    size_t open = 0;
+    size_t open = 0, polled = 0;
     for (size_t i = 0; i < n; ++i) {
+      if (closing[i]) {
+        if (host_->process_running(job_.ranks[i].manifest.pid) == false) {
+          set_phase(i, RankPhase::ProcessExited, "");
+          closing[i].reset();
+        } else if (Clock::now() >= *closing[i]) {
+          set_phase(i, RankPhase::ConnectionLost, "the agent stopped serving; the process still runs");
+          closing[i].reset();
+        } else {
+          ++open;
+        }
+        continue;
+      }
       if (!clients[i]) continue;
+      ++polled;
       try {
         auto event = clients[i]->poll(options_.poll_timeout);
         for (int k = 0; k < kFramesPerRound && event != remote::ClientEvent::Closed && event != remote::ClientEvent::Nothing; ++k)
           event = clients[i]->poll(std::chrono::milliseconds(0));
         if (event == remote::ClientEvent::Closed) {
           end_rank(i, clients[i]->error());
+          if (closing[i]) ++open;
           continue;
         }
         publish(i);
@@ -118,6 +139,10 @@ void AttachedJob::run() {
       }
     }
     if (open == 0) break;
+    if (polled == 0) std::this_thread::sleep_for(options_.poll_timeout);  // only exits to watch
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (closing[i]) set_phase(i, RankPhase::Detached, "");
   }
   for (size_t i = 0; i < n; ++i) {
     if (!clients[i]) continue;

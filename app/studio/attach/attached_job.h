@@ -13,9 +13,10 @@
 //   calls only take short locks (a state copy, a mirror read).
 // - Ranks are those of the listing, in its order. Each starts Connecting and becomes Live once subscribed, or
 //   NotAnswering (connect or subscribe failed, the reason in message). A Live rank ends as ProcessExited (its
-//   connection closed and its process is gone, or the host cannot tell and the close was clean),
-//   ConnectionLost (the connection broke or the agent refused us while the process runs; message says
-//   why) or Detached (request_detach). Its mirror keeps everything received before.
+//   connection closed and its process is gone, or the host cannot tell and the close was clean; after a clean
+//   close the worker watches the process for up to 3 s, since an agent closes at exit before its process is
+//   gone), ConnectionLost (the connection broke, the agent refused us, or it closed and the process still runs;
+//   message says why) or Detached (request_detach). Its mirror keeps everything received before.
 // - The worker ends when every rank ended; the destructor asks it to and joins it (bounded by the timeouts).
 // - generation() changes whenever a rank's state or session changed, so a view polls it cheaply.
 #pragma once

@@ -7,6 +7,11 @@
 #include <QTableWidget>
 #include <QtTest>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <memory>
 
 #include "attach/attach_dialog.h"
@@ -51,6 +56,38 @@ class AttachDialogTest : public QObject {
     QCOMPARE(dialogs.size(), qsizetype(1));
     QVERIFY(dialogs[0]->isVisible());
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, registry.add_command(*attach));
+  }
+
+  void a_silent_agent_is_listed_as_not_answering() {
+    PrivateRuntimeDir dir;
+    // A socket that listens and never accepts: nothing ever answers the status request.
+    const std::string path = (dir.path / "silent.r0.1.sock").string();
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    QVERIFY(fd >= 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+    QVERIFY(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0);
+    QVERIFY(::listen(fd, 8) == 0);
+    rt::remote::AgentManifest m;
+    m.job = "silent";
+    m.pid = int(::getpid());
+    m.host = "localhost";
+    m.protocol = 1;
+    m.socket = path;
+    rt::remote::write_manifest(dir.path / "silent.r0.1.json", m);
+
+    AttachDialog dialog;
+    dialog.show();
+    // The listing runs off the GUI thread: events are processed while the agent stays silent.
+    QVERIFY(wait_until([&] { return dialog.jobCount() == 1 && !dialog.listing(); }, 30000));
+    QVERIFY(dialog.selectJob("silent"));
+    const QString state = dialog.rankTable()->item(0, kStateColumn)->text();
+    QVERIFY2(state.startsWith("not answering: ") && state.contains("did not answer"), qPrintable(state));
+    QVERIFY(dialog.attachSelected());
+    QVERIFY(wait_until([&] { return dialog.rankTable()->item(0, kStateColumn)->text().startsWith("not answering"); }, 30000));
+    AttachedSessions::instance().clear();
+    ::close(fd);
   }
 
   void attached_rank_grows_in_the_picker_until_its_process_dies() {

@@ -4,10 +4,13 @@
 // never answers each show as such.
 #include <catch2/catch.hpp>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -185,6 +188,56 @@ TEST_CASE("a rank whose agent does not answer is listed and attached as not answ
   CHECK(job->rank_state(0).phase == RankPhase::NotAnswering);
   CHECK_FALSE(job->rank_state(0).message.empty());
   CHECK(rank_rows(jobs[0], job.get())[0].problem);
+}
+
+TEST_CASE("a rank that finishes its training shows process exited and keeps what it sent") {
+  PrivateRuntimeDir dir;
+  AttachableProcess process(dir, "studio-finish-test", 0, 1, 150);
+  INFO(process.log());
+  REQUIRE(process.wait_ready(120000));
+  auto host = std::make_shared<LocalHost>(dir.path);
+  AttachedSessions sessions;
+  auto job = sessions.attach(host, list_one_job(*host, "studio-finish-test"));
+  REQUIRE(wait_for([&] { return job->finished(); }, 120s));
+  CHECK(job->rank_state(0).phase == RankPhase::ProcessExited);
+  // The agent streams the script's session from its start. (Whether the final, sorted read of the stopped
+  // session arrives depends on the agent reading it before the process tears the session down.)
+  Reader reader;
+  REQUIRE(reader.read(sessions, sessions.list()[0].id));
+  CHECK(reader.data.steps.size() > 100);
+  CHECK(reader.has_op("train_step"));
+}
+
+TEST_CASE("an agent that accepts and stays silent is not answering, within the timeouts") {
+  PrivateRuntimeDir dir;
+  // A socket that listens and never accepts: connect() succeeds (the backlog), nothing ever answers Hello.
+  const std::string path = (dir.path / "silent-accept.r0.1.sock").string();
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0);
+  REQUIRE(::listen(fd, 8) == 0);
+  remote::AgentManifest m;
+  m.job = "silent-accept";
+  m.pid = int(::getpid());
+  m.host = "localhost";
+  m.protocol = 1;
+  m.socket = path;
+  remote::write_manifest(dir.path / "silent-accept.r0.1.json", m);
+
+  auto host = std::make_shared<LocalHost>(dir.path);
+  const std::vector<JobListing> jobs = host->list_jobs(300ms);
+  REQUIRE(jobs.size() == 1);
+  CHECK_FALSE(jobs[0].ranks[0].answering);
+  CHECK_THAT(jobs[0].ranks[0].error, Catch::Contains("did not answer"));
+  AttachedSessions sessions;
+  auto job = sessions.attach(host, jobs[0], {.connect_timeout = 300ms, .request_timeout = 300ms});
+  REQUIRE(wait_for([&] { return job->finished(); }, 30s));
+  CHECK(job->rank_state(0).phase == RankPhase::NotAnswering);
+  CHECK_THAT(job->rank_state(0).message, Catch::Contains("did not answer"));
+  ::close(fd);
 }
 
 TEST_CASE("the host list offers this machine only, and names it") {
