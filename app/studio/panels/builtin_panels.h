@@ -1,7 +1,8 @@
 // app/studio/panels/builtin_panels.h — the panels the studio ships, in the order View > Panels lists them.
 //
 //   PanelRegistry registry;
-//   register_builtin_panels(registry);      // Variables, Timeline, Memory, Scalars, Debugger, Graph, Grad norms
+//   register_builtin_panels(registry);      // Variables, Timeline, Memory, Scalars, Debugger, Graph, Grad norms,
+//                                           // and the Remote > Attach… command (attach/attach_dialog.h)
 //   MainWindow window(registry, kernel);
 //
 // Adding a panel: implement StudioPanel (shell/panel.h) in panels/ (or a folder of its own with a

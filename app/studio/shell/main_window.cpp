@@ -73,6 +73,7 @@ MainWindow::MainWindow(const PanelRegistry& panels, KernelClient& kernel, MainWi
   });
 
   create_actions();
+  create_commands(panels);
   create_panels(panels);
   resize(1280, 820);
   restore_layout();
@@ -327,6 +328,22 @@ void MainWindow::create_actions() {
   tools->addAction(restart);
   view_menu->addSeparator();
   view_menu->addAction(tools->toggleViewAction());
+}
+
+void MainWindow::create_commands(const PanelRegistry& panels) {
+  // Commands' menus go before Help, the last menu.
+  QAction* help = menuBar()->actions().isEmpty() ? nullptr : menuBar()->actions().last();
+  for (const StudioCommand& command : panels.commands()) {
+    QMenu* menu = nullptr;
+    for (QAction* a : menuBar()->actions())
+      if (a->menu() && a->text() == command.menu) menu = a->menu();
+    if (!menu) {
+      menu = new QMenu(command.menu, menuBar());
+      menuBar()->insertMenu(help, menu);
+    }
+    QAction* a = add_action(menu, command.id, command.text);
+    connect(a, &QAction::triggered, this, [this, run = command.run] { run(this); });
+  }
 }
 
 void MainWindow::rebuild_recent_menu() {

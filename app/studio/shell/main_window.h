@@ -22,6 +22,8 @@
 //   before every run; a successful Save, or closing with Discard, removes the copy.
 // - Switching notebooks (open, new, close) restarts the kernel when it has run anything, so every notebook starts
 //   from a fresh namespace, as with Jupyter's one kernel per notebook.
+// - Each registered command (shell/panel.h) becomes an action in its menu (a menu of that title, made before Help
+//   when there is none), objectName == the command's id.
 // - Each registered panel becomes a QDockWidget with objectName == the panel's id; the window layout
 //   (geometry, dock positions and visibility) is saved to QSettings ("window/geometry", "window/state") when the
 //   window closes and restored when it is created. Without a saved layout, each dock area holds its panels as
@@ -99,6 +101,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* first_dock_in(Qt::DockWidgetArea area) const;
   // [Menus]
   void create_actions();
+  void create_commands(const PanelRegistry& panels);  // the registered commands' menu entries
   QAction* add_action(QMenu* menu, const QString& name, const QString& text, const QKeySequence& shortcut = {});
   QAction* add_cell_command(QMenu* menu, const QString& name, CellCommand command);
   void rebuild_recent_menu();

@@ -28,6 +28,19 @@ void PanelRegistry::add(std::unique_ptr<StudioPanel> panel) {
   panels_.push_back(std::move(panel));
 }
 
+void PanelRegistry::add_command(StudioCommand command) {
+  if (!valid_id(command.id))
+    throw std::invalid_argument("PanelRegistry::add_command: invalid command id '" + command.id.toStdString() +
+                                "' (use ASCII letters, digits, '_' or '-')");
+  if (!command.run)
+    throw std::invalid_argument("PanelRegistry::add_command: command '" + command.id.toStdString() + "' does nothing");
+  for (const StudioCommand& c : commands_)
+    if (c.id == command.id)
+      throw std::invalid_argument("PanelRegistry::add_command: a command with id '" + command.id.toStdString() +
+                                  "' is already registered");
+  commands_.push_back(std::move(command));
+}
+
 StudioPanel* PanelRegistry::find(const QString& id) const {
   for (const auto& panel : panels_)
     if (panel->id() == id) return panel.get();

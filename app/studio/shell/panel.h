@@ -32,6 +32,7 @@
 #include <QWidget>
 #include <Qt>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -55,8 +56,23 @@ class StudioPanel {
   virtual QWidget* create_widget(const PanelContext& context, QWidget* parent) = 0;
 };
 
+// A menu command a feature adds to the window, as Qt Creator's plugins add actions (Remote > Attach… opens the
+// Attach dialog). The shell creates the QAction; the feature decides what it does.
+//
+//   registry.add_command({"actionAttach", QObject::tr("&Remote"), QObject::tr("&Attach…"),
+//                         [](QWidget* window) { show_attach_dialog(window); }});
+struct StudioCommand {
+  QString id;    // the QAction's objectName (MainWindow::action(id) finds it); same rules as a panel id
+  QString menu;  // the top-level menu it goes in; made (before Help) when the window has no menu of that title
+  QString text;  // the action's text
+  std::function<void(QWidget* window)> run;  // on the GUI thread; `window` is the main window (parent dialogs to it)
+};
+
 class PanelRegistry {
  public:
+  // Throws std::invalid_argument for an invalid or duplicate id, or a command without `run`.
+  void add_command(StudioCommand command);
+  const std::vector<StudioCommand>& commands() const { return commands_; }
   // Takes ownership; throws std::invalid_argument for a null panel, an invalid id or one already registered.
   void add(std::unique_ptr<StudioPanel> panel);
   // Panels in registration order (the order of View > Panels and of first-time docking).
@@ -66,6 +82,7 @@ class PanelRegistry {
 
  private:
   std::vector<std::unique_ptr<StudioPanel>> panels_;
+  std::vector<StudioCommand> commands_;
 };
 
 }  // namespace rt::studio

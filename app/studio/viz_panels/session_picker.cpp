@@ -1,6 +1,7 @@
 #include "viz_panels/session_picker.h"
 
 #include <QComboBox>
+#include <QStringList>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -9,14 +10,56 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
+#include "attach/attached_sessions.h"
 #include "rt/error.h"
 #include "rt/prof/rank_merge.h"
 #include "rt/prof/session_registry.h"
 #include "rt/prof/store.h"
 
 namespace rt::studio {
+namespace {
+
+// A live entry's session read from `cursor`: one recorded in this process or a rank the studio is attached to.
+std::optional<prof::SessionDelta> read_live(const SessionSource& s, const prof::SnapshotCursor& cursor) {
+  if (s.kind == SessionSource::Kind::Attached) return AttachedSessions::instance().read_since(s.live_id, cursor);
+  return prof::SessionRegistry::instance().read_since(s.live_id, cursor);
+}
+
+using LiveState = SessionPicker::LiveState;
+
+LiveState live_state(const SessionSource& s) {
+  LiveState state;
+  if (s.kind == SessionSource::Kind::AttachedJob) {
+    const auto job = AttachedSessions::instance().find(s.job_id);
+    if (!job) return state;
+    state.growing = !job->finished();
+    QStringList ranks;
+    for (size_t i = 0; i < job->rank_count(); ++i) {
+      const RankState r = job->rank_state(i);
+      ranks << QObject::tr("rank %1 %2").arg(r.manifest.rank).arg(QString::fromUtf8(phase_text(r.phase)));
+    }
+    state.status = ranks.join(QStringLiteral(", "));
+    return state;
+  }
+  if (s.kind == SessionSource::Kind::Attached) {
+    if (const auto info = AttachedSessions::instance().info(s.live_id)) {
+      state.growing = !phase_ended(info->phase);
+      state.status = QString::fromUtf8(phase_text(info->phase));
+      if (!info->message.empty()) state.status += QStringLiteral(": ") + QString::fromStdString(info->message);
+      if (info->dropped > 0) state.status += QObject::tr(" (%1 records dropped by the agent)").arg(info->dropped);
+    }
+    return state;
+  }
+  for (const prof::RegisteredSession& r : prof::SessionRegistry::instance().list())
+    if (r.id == s.live_id) state.growing = r.recording;
+  if (state.growing) state.status = QObject::tr("recording…");
+  return state;
+}
+
+}  // namespace
 
 SessionPicker::SessionPicker(QWidget* parent) : QWidget(parent) {
   row_ = new QHBoxLayout(this);
@@ -65,6 +108,8 @@ int SessionPicker::count() const { return int(live_.size() + opened_.size()); }
 QString SessionPicker::entryText(int index) const { return combo_->itemText(index); }
 
 QString SessionPicker::errorText() const { return status_->property("error").toBool() ? status_->text() : QString(); }
+
+QString SessionPicker::statusText() const { return status_->text(); }
 
 void SessionPicker::addTrailingWidget(QWidget* widget) { row_->addWidget(widget); }
 
@@ -168,8 +213,14 @@ bool SessionPicker::load(int index) {
   const Entry& e = is_live ? live_[size_t(index)] : opened_[size_t(index) - live_.size()];
   std::shared_ptr<const prof::SessionData> data;
   try {
-    if (is_live) {
-      read_live_from_start(e.source.live_id);
+    if (is_live && e.source.kind == SessionSource::Kind::AttachedJob) {
+      const auto job = AttachedSessions::instance().find(e.source.job_id);
+      merged_generation_ = job ? job->generation() : 0;
+      merged_clock_.start();
+      live_data_ = std::const_pointer_cast<prof::SessionData>(load_session(e.source));
+      data = live_data_;
+    } else if (is_live) {
+      read_live_from_start(e.source);
       data = live_data_;
     } else {
       data = load_session(e.source);
@@ -182,21 +233,25 @@ bool SessionPicker::load(int index) {
   current_ = index;
   status_->setProperty("error", false);
   status_->setStyleSheet(QString());
-  status_->setText(is_live && e.recording ? tr("recording…") : QString());
-  status_->setToolTip(QString());
-  if (is_live && e.recording) live_timer_.start();
+  const LiveState state = is_live ? live_state(e.source) : LiveState{};
+  status_->setText(state.status);
+  status_->setToolTip(state.status);
+  if (is_live && state.growing) live_timer_.start();
   else live_timer_.stop();
   emit sessionLoaded(std::move(data), is_live);
   return true;
 }
 
-void SessionPicker::read_live_from_start(uint64_t id) {
-  auto delta = prof::SessionRegistry::instance().read_since(id, prof::SnapshotCursor{});
+void SessionPicker::read_live_from_start(const SessionSource& source) {
+  auto delta = read_live(source, prof::SnapshotCursor{});
+  if (!delta && source.kind == SessionSource::Kind::Attached)
+    throw rt::ValueError(fmt::format("attached session {} is no longer listed (the studio keeps the last {} "
+                                     "detached jobs)", source.live_id, AttachedSessions::kKeepEnded));
   if (!delta)
     throw rt::ValueError(
         fmt::format("live session {} is no longer kept (only the last {} sessions of this process "
                     "are)",
-                    id, prof::SessionRegistry::kCapacity));
+                    source.live_id, prof::SessionRegistry::kCapacity));
   live_cursor_ = delta->cursor;
   live_data_ = std::make_shared<prof::SessionData>(std::move(delta->records));
 }
@@ -206,25 +261,28 @@ void SessionPicker::refresh_current_live() {
     live_timer_.stop();
     return;
   }
-  const uint64_t id = live_[size_t(current_)].source.live_id;
+  const SessionSource source = live_[size_t(current_)].source;
   // Ask first, read second: a session that stopped in between is then read complete.
-  bool recording = false;
-  for (const prof::RegisteredSession& s : prof::SessionRegistry::instance().list())
-    if (s.id == id) recording = s.recording;
+  const LiveState state = live_state(source);
+  if (source.kind == SessionSource::Kind::AttachedJob) {
+    refresh_attached_job(source, state);
+    return;
+  }
   std::optional<prof::SessionDelta> delta;
   try {
-    delta = prof::SessionRegistry::instance().read_since(id, live_cursor_);
+    delta = read_live(source, live_cursor_);
   } catch (const std::exception&) {  // the cursor does not fit the session: read it whole
-    delta = prof::SessionRegistry::instance().read_since(id, prof::SnapshotCursor{});
+    delta = read_live(source, prof::SnapshotCursor{});
   }
   if (!delta) {
     live_timer_.stop();
     return;
   }
-  if (!recording) {
-    live_timer_.stop();
-    status_->setText(QString());
+  if (status_->text() != state.status && !status_->property("error").toBool()) {
+    status_->setText(state.status);
+    status_->setToolTip(state.status);
   }
+  if (!state.growing) live_timer_.stop();
   live_cursor_ = delta->cursor;
   if (!delta->reset) {
     try {
@@ -232,7 +290,7 @@ void SessionPicker::refresh_current_live() {
       if (growth.any()) emit sessionGrew(live_data_, growth);
       return;
     } catch (const std::exception&) {  // the data does not continue: read the session whole
-      delta = prof::SessionRegistry::instance().read_since(id, prof::SnapshotCursor{});
+      delta = read_live(source, prof::SnapshotCursor{});
       if (!delta) return;
       live_cursor_ = delta->cursor;
     }
@@ -241,9 +299,62 @@ void SessionPicker::refresh_current_live() {
   emit sessionLoaded(live_data_, true);
 }
 
+// Merging the ranks costs the whole job's records, so a merged job is rebuilt at most every kMergedRefreshMs
+// (and once more when its attachment ended), and only when a rank received something.
+void SessionPicker::refresh_attached_job(const SessionSource& source, const LiveState& state) {
+  status_->setText(state.status);
+  status_->setToolTip(state.status);
+  const auto job = AttachedSessions::instance().find(source.job_id);
+  if (!job) {
+    live_timer_.stop();
+    return;
+  }
+  if (state.growing && merged_clock_.isValid() && !merged_clock_.hasExpired(kMergedRefreshMs)) return;
+  if (!state.growing) live_timer_.stop();
+  const uint64_t generation = job->generation();
+  if (generation == merged_generation_) return;
+  merged_generation_ = generation;
+  merged_clock_.start();
+  try {
+    live_data_ = std::make_shared<prof::SessionData>(merge_attached_ranks(*job));
+  } catch (const std::exception&) {
+    return;  // no rank sent anything yet
+  }
+  emit sessionLoaded(live_data_, true);
+}
+
 void SessionPicker::refreshLiveSessions() {
   const auto listed = prof::SessionRegistry::instance().list();
   std::vector<Entry> live;
+  // The ranks of attached jobs (Remote > Attach…), newest job first (with the timeline's "all ranks" entry first),
+  // then this process's sessions.
+  std::string previous_job;
+  for (const AttachedSessionInfo& s : AttachedSessions::instance().list()) {
+    if (offers_jobs_ && s.job != previous_job) {
+      if (const auto job = AttachedSessions::instance().find(s.job); job && job->rank_count() >= 2) {
+        Entry e;
+        e.source.kind = SessionSource::Kind::AttachedJob;
+        e.source.job_id = s.job;
+        e.recording = !job->finished();
+        e.text = QStringLiteral("%1 %2: all %3 ranks (attached%4)")
+                     .arg(e.recording ? QStringLiteral("\u21C4") : QStringLiteral("\u00D7"),
+                          QString::fromStdString(s.job))
+                     .arg(job->rank_count())
+                     .arg(e.recording ? QString() : tr(", ended"));
+        live.push_back(std::move(e));
+      }
+    }
+    previous_job = s.job;
+    Entry e;
+    e.source.kind = SessionSource::Kind::Attached;
+    e.source.live_id = s.id;
+    e.recording = !phase_ended(s.phase);
+    e.text = QStringLiteral("%1 %2  (%3, %4 ops)")
+                 .arg(e.recording ? QStringLiteral("\u21C4") : QStringLiteral("\u00D7"))
+                 .arg(QString::fromStdString(s.name), QString::fromUtf8(phase_text(s.phase)))
+                 .arg(s.ops);
+    live.push_back(std::move(e));
+  }
   for (const prof::RegisteredSession& s : listed) {
     Entry e;
     e.source.kind = SessionSource::Kind::Live;
@@ -258,26 +369,34 @@ void SessionPicker::refreshLiveSessions() {
   bool same = live.size() == live_.size();
   for (size_t i = 0; same && i < live.size(); ++i) same = live[i].text == live_[i].text;
   if (same) return;
+  auto same_source = [](const SessionSource& a, const SessionSource& b) {
+    return a.kind == b.kind && a.live_id == b.live_id && a.job_id == b.job_id;
+  };
   // Keep the current choice selected across the rebuild.
   int select = -1;
   if (current_ >= 0 && size_t(current_) < live_.size()) {
     for (size_t i = 0; i < live.size(); ++i)
-      if (live[i].source.live_id == live_[size_t(current_)].source.live_id) select = int(i);
+      if (same_source(live[i].source, live_[size_t(current_)].source)) select = int(i);
   } else if (current_ >= 0) {
     select = int(live.size()) + current_ - int(live_.size());
   }
   const bool was_live_recording = current_ >= 0 && size_t(current_) < live_.size() && live_[size_t(current_)].recording;
-  // Follow the training in the notebook: with nothing chosen, or a session of this process chosen, a session
-  // that starts in this process is shown at once (the list is newest first). An opened store or trace stays.
+  // Follow the training: with nothing chosen, or a live session chosen, a session that starts in this process or
+  // a job just attached is shown at once (its first entry that was not listed before). An opened store or
+  // trace stays.
   const bool following = current_ < 0 || size_t(current_) < live_.size();
-  const bool new_session =
-      !live.empty() && (live_.empty() || live.front().source.live_id != live_.front().source.live_id);
+  int new_session = -1;
+  for (size_t i = 0; i < live.size() && new_session < 0; ++i) {
+    const bool known = std::any_of(live_.begin(), live_.end(),
+                                   [&](const Entry& old) { return same_source(old.source, live[i].source); });
+    if (!known) new_session = int(i);
+  }
   live_ = std::move(live);
   current_ = select;
   rebuild_combo(select);
-  if (following && new_session) {
-    rebuild_combo(0);
-    load(0);
+  if (following && new_session >= 0) {
+    rebuild_combo(new_session);
+    load(new_session);
     return;
   }
   if (select >= 0 && size_t(select) < live_.size() && live_[size_t(select)].recording && !was_live_recording)

@@ -1,5 +1,6 @@
 // viz_panels/session_picker.h — the toolbar of a visualizer panel that chooses its session: a list of
-// the sessions recorded in this process (live training from the notebook, refreshed while it records)
+// the sessions recorded in this process (live training from the notebook, refreshed while it records), of the
+// ranks of jobs attached with Remote > Attach… (refreshed while connected)
 // and of the sessions of opened stores and traces, with "Open store…" and "Open trace…" buttons.
 //
 //   auto* picker = new SessionPicker(parent);
@@ -18,13 +19,21 @@
 //   instead, as for the first load.
 // - Errors (unreadable file, vanished session) are shown in the toolbar and emitted as failed(); the
 //   previous session stays shown. Loading runs on the GUI thread.
-// - Live entries come from rt::prof::SessionRegistry, polled every kListRefreshMs while visible.
+// - Live entries come from rt::prof::SessionRegistry and, first, from the jobs the studio is attached to
+//   (attach/attached_sessions.h: "JOB rank N (attached)", read the same way while the rank is connected; the
+//   toolbar says "live", "process exited", "connection lost: …" or "detached"), polled every kListRefreshMs
+//   while visible. A session that starts in this process, or a job just attached, is shown at once when the
+//   picker shows nothing or a live session.
+// - Attached jobs of two ranks or more also get "JOB: all N ranks (attached)" when setOffersJobs(true): the ranks'
+//   sessions merged as for a stored job, rebuilt (sessionLoaded, live) at most every kMergedRefreshMs while any
+//   rank receives.
 // - Launched jobs (setOffersJobs(true): the timeline and scalars panels): when an opened store holds the
 //   sessions of a job's ranks (rt::prof::launch_jobs: same job id, two ranks or more), the list also has
 //   "job <id>: all N ranks" after the store's sessions; choosing it emits the ranks merged into one
 //   SessionData (rt::prof::merge_rank_sessions: "rank N · " tracks side by side). Memory views do not offer it
 //   (the ranks' allocations would add up on one device).
 #pragma once
+#include <QElapsedTimer>
 #include <QString>
 #include <QTimer>
 #include <QWidget>
@@ -48,6 +57,13 @@ class SessionPicker : public QWidget {
  public:
   static constexpr int kListRefreshMs = 1000;
   static constexpr int kLiveRefreshMs = 500;
+  static constexpr int kMergedRefreshMs = 2000;
+
+  // Whether a live entry's session may still grow, and what the toolbar says of it.
+  struct LiveState {
+    bool growing = false;
+    QString status;
+  };
 
   explicit SessionPicker(QWidget* parent = nullptr);
 
@@ -59,6 +75,7 @@ class SessionPicker : public QWidget {
   int count() const;
   QString entryText(int index) const;
   QString errorText() const;
+  QString statusText() const;  // what the toolbar says of the shown session ("recording…", "process exited", ...)
   // Whether stores' launched jobs get an "all ranks" entry (see the contracts); takes effect at the next openStore.
   void setOffersJobs(bool offers) { offers_jobs_ = offers; }
   bool offersJobs() const { return offers_jobs_; }
@@ -87,8 +104,9 @@ class SessionPicker : public QWidget {
   bool load(int index);
   void show_error(const QString& message);
   void refresh_current_live();
-  // Reads live session `id` from the start (a reset) into live_data_; throws rt::ValueError when it left.
-  void read_live_from_start(uint64_t id);
+  void refresh_attached_job(const SessionSource& source, const LiveState& state);
+  // Reads a live entry's session from the start (a reset) into live_data_; throws rt::ValueError when it left.
+  void read_live_from_start(const SessionSource& source);
 
   QComboBox* combo_ = nullptr;
   QLabel* status_ = nullptr;
@@ -98,6 +116,8 @@ class SessionPicker : public QWidget {
   int current_ = -1;            // index into the combined list
   std::shared_ptr<prof::SessionData> live_data_;  // the shown live session as read so far, grown at each read
   prof::SnapshotCursor live_cursor_;              // where the reads of live_data_ stand
+  uint64_t merged_generation_ = 0;                // an attached job's "all ranks" entry: the job's generation
+  QElapsedTimer merged_clock_;                    // ... and when it was merged
   bool rebuilding_ = false;
   bool offers_jobs_ = false;
   QTimer list_timer_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "attach/attached_sessions.h"
 #include "rt/error.h"
 #include "rt/prof/chrome_trace.h"
 #include "rt/prof/rank_merge.h"
@@ -124,6 +125,18 @@ std::shared_ptr<const prof::SessionData> load_session(const SessionSource& s) {
                                          "process are)", s.live_id, prof::SessionRegistry::kCapacity));
       return data;
     }
+    case SessionSource::Kind::Attached: {
+      auto delta = AttachedSessions::instance().read_since(s.live_id, prof::SnapshotCursor{});
+      if (!delta)
+        throw rt::ValueError(fmt::format("attached session {} is no longer listed (the studio keeps the last {} "
+                                         "detached jobs)", s.live_id, AttachedSessions::kKeepEnded));
+      return std::make_shared<const prof::SessionData>(std::move(delta->records));
+    }
+    case SessionSource::Kind::AttachedJob: {
+      const auto job = AttachedSessions::instance().find(s.job_id);
+      if (!job) throw rt::ValueError(fmt::format("job {} is no longer attached", s.job_id));
+      return std::make_shared<const prof::SessionData>(merge_attached_ranks(*job));
+    }
   }
   throw rt::ValueError("unknown session source");
 }
@@ -138,6 +151,8 @@ std::string describe(const SessionSource& s) {
       return fmt::format("{} job {}{}", s.path.filename().string(), s.job_id,
                          s.restart_count ? fmt::format(" restart {}", *s.restart_count) : std::string());
     case SessionSource::Kind::Live: return fmt::format("live session {}", s.live_id);
+    case SessionSource::Kind::Attached: return fmt::format("attached session {}", s.live_id);
+    case SessionSource::Kind::AttachedJob: return fmt::format("attached job {}", s.job_id);
   }
   return {};
 }

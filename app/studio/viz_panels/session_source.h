@@ -1,5 +1,6 @@
 // viz_panels/session_source.h — where a visualizer view gets its session: a session of a SQLite store,
-// a Chrome/Perfetto trace file, or a session recorded in this process (rt/prof/session_registry.h).
+// a Chrome/Perfetto trace file, a session recorded in this process (rt/prof/session_registry.h), or a rank of a
+// job the studio is attached to (attach/attached_sessions.h).
 //
 //   SessionSource s = parse_store_argument("runs.sqlite:3");   // "runs.sqlite" alone: its newest session
 //   std::shared_ptr<const rt::prof::SessionData> data = load_session(s);
@@ -28,12 +29,12 @@
 namespace rt::studio {
 
 struct SessionSource {
-  enum class Kind { Store, Trace, Live, StoreJob };
+  enum class Kind { Store, Trace, Live, StoreJob, Attached, AttachedJob };
   Kind kind = Kind::Store;
   std::filesystem::path path;         // Store, Trace, StoreJob
   std::optional<int64_t> session_id;  // Store: the stored id; none = the newest
-  uint64_t live_id = 0;               // Live: SessionRegistry id
-  std::string job_id;                 // StoreJob: the sessions' "job_id" metadata (RT_LAUNCH_JOB_ID)
+  uint64_t live_id = 0;               // Live: SessionRegistry id; Attached: AttachedSessions id
+  std::string job_id;                 // StoreJob: the sessions' "job_id" metadata (RT_LAUNCH_JOB_ID); AttachedJob: the job
   std::optional<int> restart_count;   // StoreJob: which run of the job; none = the latest
 };
 

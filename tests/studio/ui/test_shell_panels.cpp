@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenu>
+#include <QMenuBar>
 #include <QSettings>
 #include <QtTest>
 
@@ -91,6 +92,31 @@ class ShellPanelsTest : public QObject {
       QVERIFY2(registry.find(id)->needs_opengl(), id);
     }
     QVERIFY(!registry.find("variables")->needs_opengl());
+  }
+
+  void commands_become_actions_in_their_menu_before_help() {
+    PanelRegistry registry;
+    int runs = 0;
+    QWidget* ran_with = nullptr;
+    registry.add_command({"actionProbe", "&Probe", "Probe…", [&](QWidget* window) {
+                            ++runs;
+                            ran_with = window;
+                          }});
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, registry.add_command({"actionProbe", "&Probe", "again", [](QWidget*) {}}));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, registry.add_command({"bad id", "&Probe", "x", [](QWidget*) {}}));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, registry.add_command({"actionNothing", "&Probe", "x", {}}));
+    register_builtin_panels(registry);  // Remote > Attach…
+    MainWindow w(registry, *kernel_);
+    QAction* probe = w.action("actionProbe");
+    QVERIFY(probe);
+    probe->trigger();
+    QCOMPARE(runs, 1);
+    QCOMPARE(ran_with, &w);
+    QVERIFY(w.action("actionAttach"));
+    QStringList menus;
+    for (QAction* a : w.menuBar()->actions()) menus << a->text();
+    QVERIFY2(menus.indexOf("&Probe") >= 0 && menus.indexOf("&Probe") < menus.indexOf("&Help"), qPrintable(menus.join(",")));
+    QVERIFY2(menus.indexOf("&Remote") >= 0 && menus.indexOf("&Remote") < menus.indexOf("&Help"), qPrintable(menus.join(",")));
   }
 
   void opengl_panels_show_a_notice_on_a_platform_without_opengl() {
