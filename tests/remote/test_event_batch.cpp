@@ -2,6 +2,8 @@
 // same session as the deltas themselves, and corrupt or hostile payloads are refused with the field named.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "rt/prof/record_function.h"
@@ -160,4 +162,31 @@ TEST_CASE("event batch decoding refuses corrupt payloads and never over-reads", 
     }
     CHECK(refused > 0);
   }
+}
+
+TEST_CASE("batches written by hand from docs/remote-protocol.md decode (the fuzz corpus seeds)", "[remote][batch]") {
+  // tests/remote/corpus/batch_*_payload were written byte by byte from the protocol page (the generator is in
+  // the commit that added them); the first byte is the fuzz target's selector.
+  auto read = [](const char* name) {
+    std::ifstream in(std::string(RT_SOURCE_DIR) + "/tests/remote/corpus/" + name, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(bytes.size() > 1);
+    return bytes.substr(1);
+  };
+  const EventBatch reset = remote::decode_event_batch(read("batch_reset_payload"), 0);
+  CHECK(reset.delta.reset);
+  CHECK(reset.dropped_by_agent == 3);
+  const auto& d = reset.delta.records;
+  CHECK(d.name == "job rank 0");
+  CHECK(d.metadata.at("rank") == "0");
+  REQUIRE(d.ops.size() == 1);
+  CHECK(d.strings.at(d.ops[0].name) == "matmul");
+  CHECK(d.ops[0].end_ns == 150);
+  REQUIRE(d.memory.size() == 1);
+  CHECK(d.memory[0].category == prof::MemoryCategoryId::Activation);
+  CHECK(d.counters.at(0).value == 0.5);
+  CHECK(d.steps.at(0).end_ns == 200);
+  const EventBatch inc = remote::decode_event_batch(read("batch_increment_payload"), 1);
+  CHECK_FALSE(inc.delta.reset);
+  CHECK(inc.delta.new_strings == std::vector<std::string>{"matmul"});
 }
