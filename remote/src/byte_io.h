@@ -1,6 +1,7 @@
 // Little-endian byte writing and bounds-checked reading for the event batch codec. A reader never reads past
 // its end: every read checks what is left and throws ProtocolError naming the field.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -16,19 +17,31 @@ class ByteWriter {
   template <typename T>
   void put(T v) {
     static_assert(std::is_trivially_copyable_v<T>);
-    const size_t at = out_.size();
-    out_.resize(at + sizeof(T));
-    std::memcpy(out_.data() + at, &v, sizeof(T));  // x86-64 and aarch64: little-endian
+    ensure(sizeof(T));
+    std::memcpy(out_.data() + used_, &v, sizeof(T));  // x86-64 and aarch64: little-endian
+    used_ += sizeof(T);
   }
   void put_string(std::string_view s) {
     put(uint32_t(s.size()));
-    out_.append(s);
+    ensure(s.size());
+    std::memcpy(out_.data() + used_, s.data(), s.size());
+    used_ += s.size();
   }
-  void reserve(size_t n) { out_.reserve(n); }
-  std::string take() { return std::move(out_); }
+  void reserve(size_t n) { ensure(n); }
+  std::string take() {
+    out_.resize(used_);
+    used_ = 0;
+    return std::move(out_);
+  }
 
  private:
+  // The buffer grows by doubling; fields are copied into its spare room (no per-field resize).
+  void ensure(size_t n) {
+    if (used_ + n <= out_.size()) return;
+    out_.resize(std::max(out_.size() * 2, used_ + n + 256));
+  }
   std::string out_;
+  size_t used_ = 0;
 };
 
 class ByteReader {
