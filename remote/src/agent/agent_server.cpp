@@ -27,7 +27,8 @@ namespace {
 constexpr size_t kWriteAhead = 1u << 20;   // encoded bytes kept ready per client beyond what the socket took
 constexpr size_t kReadChunk = 64u << 10;
 constexpr auto kHeartbeat = std::chrono::seconds(1);
-constexpr size_t kKeptSessions = 4;  // finished sessions the registry keeps while someone subscribes
+constexpr size_t kKeptSessions = 4;
+constexpr uint64_t kRotateRecords = 2'000'000;  // Note [Bounded agent sessions] in agent_server.h  // finished sessions the registry keeps while someone subscribes
 }  // namespace
 
 struct AgentServer::Connection {
@@ -111,6 +112,12 @@ void AgentServer::run() {
     }
     if (Clock::now() >= next_read) {
       read_sessions(false);
+      // Note [Bounded agent sessions]: the agent's own session keeps what it recorded in memory; past
+      // kRotateRecords it completes and the next one begins, so memory stays bounded however long a client stays.
+      if (owned_session_ && owned_session_->recording()) {
+        const prof::RecordCounts n = owned_session_->counts();
+        if (n.ops + n.gpu + n.collectives + n.memory + n.counters > kRotateRecords) stop_own_session();
+      }
       follow_session();
       next_read = Clock::now() + options_.batch_interval;
     }

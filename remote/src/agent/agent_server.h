@@ -28,6 +28,12 @@ namespace rt::remote {
 // again (one second after a yield, so the program's start() comes first). The first subscriber starts with
 // the session recording then, if any; sessions that ended before it came are history it is not sent. Without
 // subscribers nothing is recorded.
+// Note [Bounded agent sessions]
+// A profiling session keeps its records in memory (session.h, Note [Session memory]); the agent's own session
+// would grow for as long as someone stays attached. It completes once it holds kRotateRecords records (about
+// 120 MB) and the next one begins at the next tick: subscribers see a series of sessions, each whole
+// (`rtorch attach --record` saves each), and the agent's memory stays bounded. A program's own profile is the
+// program's to bound.
 class AgentServer {
  public:
   AgentServer(AgentOptions options, AgentManifest manifest, UniqueFd listener, std::filesystem::path manifest_path);
