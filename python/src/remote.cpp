@@ -1,6 +1,7 @@
 // rustytorch.remote's bindings (the `_C._remote` submodule): make this process attachable by the studio and
 // `rtorch attach` (rt/remote/agent.h), and list what is attachable on this machine.
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -26,7 +27,9 @@ py::dict manifest_dict(const rt::remote::AgentManifest& m) {
   d["protocol"] = m.protocol;
   d["socket"] = m.socket;
   d["listen"] = m.listen;
-  d["connection_file"] = m.listen.empty() ? std::string() : rt::remote::connection_file_path(m).string();
+  const auto file = rt::remote::connection_file_path(m);
+  std::error_code ec;
+  d["connection_file"] = !m.listen.empty() && std::filesystem::exists(file, ec) ? file.string() : std::string();
   return d;
 }
 
