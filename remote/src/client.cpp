@@ -188,9 +188,12 @@ void AgentClient::Impl::handshake(const std::string& client_name, std::chrono::m
   auto next = [&](const char* waiting_for) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     auto f = impl.read_frame(std::max(left, std::chrono::milliseconds(0)));
+    if (!f && !impl.fd)
+      throw RemoteError(fmt::format("remote attach: {} closed the connection before answering {}{}", impl.peer,
+                                    waiting_for, impl.error.empty() ? "" : ": " + impl.error));
     if (!f)
-      throw RemoteError(fmt::format("remote attach: {} did not answer {} within {} ms{}", impl.peer, waiting_for,
-                                    timeout.count(), impl.error.empty() ? "" : ": " + impl.error));
+      throw RemoteError(fmt::format("remote attach: {} did not answer {} within {} ms", impl.peer, waiting_for,
+                                    timeout.count()));
     if (f->type == FrameType::Error) {
       impl.handle(*f);
       throw RemoteError(fmt::format("remote attach: {} refused the connection: {}", impl.peer, impl.error));

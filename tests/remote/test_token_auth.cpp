@@ -155,7 +155,7 @@ TEST_CASE("loopback TCP needs no token, streams the session end to end, and only
   CHECK_THROWS_WITH(remote::AgentClient::connect_tcp(m.listen, stray), Catch::Contains("did not ask for the token"));
 }
 
-TEST_CASE("off loopback every client proves a token; the scope is the token's", "[remote][tcp]") {
+TEST_CASE("off loopback every client proves a token and gets the token's scope", "[remote][tcp]") {
   RuntimeDir dir;
   const remote::AgentManifest m = remote::serve({.job = "tok-job", .listen = "0.0.0.0:0"});
   const fs::path file_path = remote::connection_file_path(m);
@@ -230,6 +230,16 @@ TEST_CASE("off loopback every client proves a token; the scope is the token's", 
     const remote::Frame answer = c.read();
     REQUIRE(answer.type == remote::FrameType::Error);
     CHECK_THAT(answer.payload, Catch::Contains("Proof expected"));
+  }
+  SECTION("a peer that never finishes the handshake is let go") {
+    RawConnection c(at);
+    c.send(remote::FrameType::Hello, json{{"protocol", remote::kProtocolVersion}, {"nonce", random_hex(32)}}.dump());
+    REQUIRE(c.read().type == remote::FrameType::Challenge);
+    timeval tv{30, 0};  // the agent lets go after 5 s; this only bounds a broken agent
+    ::setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const remote::Frame answer = c.read();
+    REQUIRE(answer.type == remote::FrameType::Error);
+    CHECK_THAT(answer.payload, Catch::Contains("no handshake"));
   }
   remote::stop_serving(0ms);
   CHECK_FALSE(fs::exists(file_path));  // the tokens die with the agent

@@ -28,6 +28,7 @@ constexpr size_t kWriteAhead = 1u << 20;   // encoded bytes kept ready per clien
 constexpr size_t kReadChunk = 64u << 10;
 constexpr auto kHeartbeat = std::chrono::seconds(1);
 constexpr size_t kKeptSessions = 4;  // finished sessions the registry keeps while someone subscribes
+constexpr auto kTcpHandshakeTimeout = std::chrono::seconds(5);  // a TCP peer that says nothing is let go
 }  // namespace
 
 struct AgentServer::Connection {
@@ -45,6 +46,8 @@ struct AgentServer::Connection {
   AccessScope scope = AccessScope::Control;
   bool may_control() const { return scope == AccessScope::Control; }
   std::unique_ptr<TokenGate> gate;  // TCP with tokens: the handshake until the Proof is checked
+  bool tcp = false;
+  Clock::time_point accepted = Clock::now();
   prof::SnapshotCursor cursor;
   uint64_t cursor_session = 0;  // the session `cursor` reads; another one is read from its start
   BatchQueue queue;
@@ -128,6 +131,7 @@ void AgentServer::run() {
     }
     for (auto& c : clients_)
       if (c->fd && (!c->out.empty() || !c->queue.empty()) && !write_to(*c)) c->fd.reset();
+    drop_silent_tcp_peers();
     std::erase_if(clients_, [](const auto& c) { return !c->fd; });
     release_session_if_unused();
     if (debug_.active() && std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->controls; }))
@@ -145,6 +149,7 @@ void AgentServer::accept_clients(int listener, bool tcp) {
     if (!fd) return;
     auto c = std::make_unique<Connection>(std::move(fd), options_.buffer_bytes);
     if (tcp) {  // no peer uid on TCP: a token says who may do what, else (loopback only) observe
+      c->tcp = true;
       c->scope = AccessScope::Observe;
       if (tcp_->tokens) c->gate = std::make_unique<TokenGate>(*tcp_->tokens);
       clients_.push_back(std::move(c));
@@ -159,6 +164,16 @@ void AgentServer::accept_clients(int listener, bool tcp) {
     }
     clients_.push_back(std::move(c));
   }
+}
+
+void AgentServer::drop_silent_tcp_peers() {
+  const auto now = Clock::now();
+  for (auto& c : clients_)
+    if (c->tcp && !c->greeted && !c->closing && c->fd && now - c->accepted > kTcpHandshakeTimeout) {
+      c->out += encode_frame(FrameType::Error, json{{"error", "refused: no handshake within 5 s"}}.dump());
+      c->closing = true;
+      if (!write_to(*c)) c->fd.reset();
+    }
 }
 
 bool AgentServer::read_from(Connection& c) {

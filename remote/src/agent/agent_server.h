@@ -58,6 +58,7 @@ class AgentServer {
   void run();
   void accept_clients(int listener, bool tcp);
   void greet(Connection& c, const struct Frame& f);
+  void drop_silent_tcp_peers();
   bool read_from(Connection& c);
   void handle(Connection& c, const struct Frame& f);
   std::string answer(Connection& c, const std::string& method);
