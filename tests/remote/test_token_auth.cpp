@@ -1,6 +1,7 @@
 // TCP attach and its tokens (rt/remote/tcp.h), over real TCP sockets to the agent in this process: loopback
 // without a token (observe only), tokens required off loopback, refusals (no token, wrong token, a proof
-// replayed from an earlier connection, an agent that cannot prove the token), scopes, the connection file,
+// replayed from an earlier connection, an agent that cannot prove the token, an observe token trying to pause),
+// scopes, the connection file,
 // and a non-loopback listen without a token refused before anything is written. The replay test speaks the
 // handshake itself from docs/remote-protocol.md ("TCP and tokens"), with libcrypto's HMAC.
 #include <catch2/catch.hpp>
@@ -140,6 +141,7 @@ TEST_CASE("loopback TCP needs no token, streams the session end to end, and only
   CHECK(client.agent().job == "tcp-job");
   CHECK(client.scope() == remote::AccessScope::Observe);
   CHECK_THAT(client.request("status"), Catch::Contains("\"scope\":\"observe\""));
+  CHECK_THROWS_WITH(client.request("pause"), Catch::Contains("needs control"));  // tokenless loopback observes
   client.request("subscribe");
   matmuls(12);
   for (int i = 0; i < 100 && count_ops(client.session(), "matmul") < 12; ++i) client.poll(50ms);
@@ -187,11 +189,17 @@ TEST_CASE("off loopback every client proves a token and gets the token's scope",
     CHECK(client.scope() == remote::AccessScope::Observe);
     CHECK_THAT(client.request("status"), Catch::Contains("\"scope\":\"observe\""));
     CHECK_THAT(client.request("subscribe"), Catch::Contains("\"session\""));
+    CHECK_THAT(client.request("debug_status"), Catch::Contains("\"attached\":false"));  // watching is observing
+    for (const char* method : {"pause", "step", "continue", "paused_state"})
+      CHECK_THROWS_WITH(client.request(method), Catch::Contains("needs control") && Catch::Contains("observe"));
+    CHECK_THAT(client.request("debug_status"), Catch::Contains("\"attached\":false"));  // nothing was paused
   }
   SECTION("control token: a control-scoped connection") {
     auto client = remote::AgentClient::connect_tcp(at, file.token(remote::AccessScope::Control));
     CHECK(client.scope() == remote::AccessScope::Control);
     CHECK_THAT(client.request("status"), Catch::Contains("\"scope\":\"control\""));
+    CHECK_NOTHROW(client.request("pause"));  // a backward would now stop; leaving releases it (agent.h)
+    CHECK_THAT(client.request("debug_status"), Catch::Contains("\"attached\":true"));
   }
   SECTION("a proof replayed from an earlier connection is refused") {
     const std::string token = unhex(file.observe_token);

@@ -28,7 +28,8 @@
 // - TCP only on request (rt/remote/tcp.h): listen = "ADDR:PORT" also accepts TCP connections there ("PORT"
 //   alone is 127.0.0.1:PORT; port 0 picks a free one, AgentManifest::listen says which). On loopback no token is
 //   needed (such clients observe) unless listen_auth = Token; on any other address tokens are required and
-//   listen_auth = None is refused with the reason. With tokens, serve() writes the connection file
+//   listen_auth = None is refused with the reason. An observe connection is refused the requests that pause
+//   or read gradients (rt/remote/tcp.h lists the scopes). With tokens, serve() writes the connection file
 //   (connection_file_path(manifest), 0600) that clients need; stop_serving() removes it. When listen is "",
 //   $RT_ATTACH_LISTEN and $RT_ATTACH_LISTEN_AUTH (auto, token, none) are used, the port plus $LOCAL_RANK
 //   (how `rtorch launch --attach --listen` gives each rank of a node its own port).

@@ -10,9 +10,9 @@
 //   auto client = rt::remote::AgentClient::connect_tcp("gpu-node-3:7070", file.token(rt::remote::AccessScope::Observe));
 //
 // Contracts
-// - observe: status, subscribe (everything that watches). control: observe and what changes the run (pause,
-//   step, reading tensors). A Unix-socket client of the same user has control; a TCP client without a token
-//   (loopback only) observes; a TCP client with a token has that token's scope.
+// - observe: status, subscribe, debug_status (everything that watches). control: also what changes the run or
+//   reads its tensors (pause, step, step_over, continue, paused_state). A Unix-socket client of the same user
+//   has control; a TCP client without a token (loopback only) observes; one with a token has its scope.
 // - The handshake (docs/remote-protocol.md) is an HMAC-SHA256 challenge and response over a fresh random
 //   nonce from each side: a response recorded from one connection is worthless on another, the token never
 //   crosses the wire, and the agent proves to the client that it holds the token too.
