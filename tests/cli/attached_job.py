@@ -61,32 +61,32 @@ def start_job(tmp_path, runtime_dir, job, prefix=(), run_options=()):
     return process, stop
 
 
-def agent_clients(runtime_dir):
-    """How many clients the job's agent has besides the `rtorch ps` that asks."""
+def recording_ranks(runtime_dir):
+    """How many of the job's ranks record for a subscriber (`rtorch ps --json` asks each agent)."""
     r = run([RTORCH, "ps", "--json"], env={"RT_RUNTIME_DIR": str(runtime_dir)})
     lines = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
-    return lines[0]["status"].get("clients", 0) - 1 if lines else 0
+    return sum(1 for line in lines if line["status"].get("recording"))
 
 
-def record_until_done(attach_cmd, env, runtime_dir, job, job_process, stop, store):
+def record_until_done(attach_cmd, env, runtime_dir, job, job_process, stop, store, ranks=1):
+    """Runs `attach_cmd` (an `rtorch attach --record STORE`), lets the job finish once every rank is subscribed,
+    and checks that the store holds one session per rank with the job's 25 matmuls."""
     attach = subprocess.Popen(attach_cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for(lambda: agent_clients(runtime_dir) >= 1 or attach.poll() is not None, "the attach over ssh")
+    wait_for(lambda: recording_ranks(runtime_dir) == ranks or attach.poll() is not None, "the attach")
     if attach.poll() is not None:
         job_process.kill()
         pytest.fail(f"rtorch attach ended before attaching: {attach.communicate()}")
     stop.write_text("")
     out, err = attach.communicate(timeout=120)
-    job_process.communicate(timeout=60)
+    job_process.communicate(timeout=120)
     assert attach.returncode == 0, f"rtorch attach failed:\n{out}\n{err}"
     with sqlite3.connect(store) as c:
-        sessions = c.execute("SELECT id, complete FROM Sessions").fetchall()
-        assert len(sessions) == 1, sessions
-        sid = sessions[0][0]
-        ops = [r[0] for r in c.execute(
-            "SELECT s.value FROM Ops o JOIN StringIds s ON s.id = o.nameId WHERE o.sessionId = ?", (sid,))]
-        meta = dict(c.execute("SELECT key, value FROM SessionMetadata WHERE sessionId = ?", (sid,)).fetchall())
-    assert ops.count("matmul") == 25, (len(ops), out, err)
-    assert meta.get("job_id") == job, meta
+        sessions = [row[0] for row in c.execute("SELECT id FROM Sessions ORDER BY id")]
+        assert len(sessions) == ranks, (sessions, out, err)
+        for sid in sessions:
+            ops = [r[0] for r in c.execute(
+                "SELECT s.value FROM Ops o JOIN StringIds s ON s.id = o.nameId WHERE o.sessionId = ?", (sid,))]
+            meta = dict(c.execute("SELECT key, value FROM SessionMetadata WHERE sessionId = ?", (sid,)).fetchall())
+            assert ops.count("matmul") == 25, (sid, len(ops), out, err)
+            assert meta.get("job_id") == job, meta
     return out
-
-

@@ -1,7 +1,8 @@
 """`rtorch attach HOST:JOB` over a real sshd: the test starts Debian's sshd on a loopback port with a host key
 and a user key made for it (its own sshd_config: no PAM, key login only, StrictModes no), runs an attachable
 `rtorch run --attach` job, attaches through `ssh HOST rtorch relay` with RT_SSH naming the port and key, and
-checks that the recorded store session holds the job's ops. A second test puts sshd and the job in one
+checks that the recorded store session holds the job's ops; the same for both ranks of an `rtorch launch
+--attach` job (one `ssh HOST rtorch relay` per rank). Another test puts sshd and the job in one
 network namespace and the client in another, joined by a veth pair, as two hosts (root and `ip netns` only)."""
 import getpass
 import json
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from attached_job import agent_clients, clean_env, free_port, record_until_done, start_job, wait_for
+from attached_job import JOB_SCRIPT, clean_env, free_port, record_until_done, start_job, wait_for
 from conftest import RTORCH, run
 
 SSHD = "/usr/sbin/sshd"
@@ -103,6 +104,38 @@ def test_attach_over_ssh_records_the_remote_job(tmp_path):
         record_until_done([str(RTORCH), "attach", f"127.0.0.1:{job}", "--record", str(store), "--quiet"], env,
                           runtime_dir, job, process, stop, store)
     finally:
+        sshd.stop()
+
+
+def test_attach_over_ssh_records_every_rank_of_a_launched_job(tmp_path):
+    runtime_dir = tmp_path / "rt"
+    runtime_dir.mkdir(mode=0o700)
+    home = tmp_path / "ssh"
+    home.mkdir()
+    sshd = Sshd(home, "127.0.0.1", runtime_dir)
+    job = f"ssh-ddp-{uuid.uuid4().hex[:8]}"
+    script = tmp_path / "job.py"
+    script.write_text(JOB_SCRIPT)
+    stop = tmp_path / "stop"
+    launch = subprocess.Popen([str(RTORCH), "launch", "--nproc-per-node", "2", "--attach", "--master-port",
+                               str(free_port()), str(script), str(stop)],
+                              env=clean_env(RT_RUNTIME_DIR=str(runtime_dir), RT_LAUNCH_JOB_ID=job),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(list(runtime_dir.glob(f"{job}.r*.json"))) == 2 or launch.poll() is not None,
+                 "both ranks' manifests")
+        assert launch.poll() is None, launch.communicate()
+        client_runtime = tmp_path / "client-rt"
+        client_runtime.mkdir(mode=0o700)
+        env = clean_env(**sshd.ssh_env(), RT_RUNTIME_DIR=str(client_runtime))
+        store = tmp_path / "store.sqlite"
+        out = record_until_done([str(RTORCH), "attach", f"127.0.0.1:{job}", "--record", str(store), "--quiet"], env,
+                                runtime_dir, job, launch, stop, store, ranks=2)
+        assert "rank 0" in out and "rank 1" in out
+    finally:
+        if launch.poll() is None:
+            stop.write_text("")
+            launch.communicate(timeout=120)
         sshd.stop()
 
 
