@@ -1,6 +1,7 @@
-// `rtorch attach JOB [--record STORE] [--duration S]`: attach to every rank of an attachable job on this machine
-// (`rtorch ps` lists them), follow their sessions live and, with --record, save each session a rank records
-// (the program's own profiles and, between them, the agent's: Note [What subscribers follow]) as it completes.
+// `rtorch attach [HOST:]JOB [--record STORE] [--duration S]`: attach to every rank of an attachable job on this
+// machine (`rtorch ps` lists them) or, with HOST:, on another one over SSH (rt/remote/ssh.h), or to one agent
+// over TCP (--tcp), follow their sessions live and, with --record, save each session a rank records (the
+// program's own profiles and, between them, the agent's: Note [What subscribers follow]) as it completes.
 // Ends when every rank's process exits, after --duration, or at Ctrl-C; what was received is kept in every case
 // (a rank that died leaves an incomplete session, as a killed `--store` run does).
 #include <CLI/CLI.hpp>
@@ -19,6 +20,8 @@
 #include "rt/remote/client.h"
 #include "rt/remote/event_batch.h"
 #include "rt/remote/manifest.h"
+#include "rt/remote/ssh.h"
+#include "rt/remote/tcp.h"
 
 namespace rt::cli {
 namespace {
@@ -40,24 +43,32 @@ class AttachCommand final : public Command {
   std::string name() const override { return "attach"; }
   std::string summary() const override { return "Attach to a running job's ranks, follow them live, record them"; }
   void configure(CLI::App& app) override {
-    app.add_option("job", job_, "The job to attach to (a JOB of `rtorch ps`); default: the only job running")
-        ->type_name("JOB");
+    app.add_option("job", job_, "The job to attach to (a JOB of `rtorch ps`), HOST:JOB over SSH; default: the only job")
+        ->type_name("[HOST:]JOB");
     app.add_option("--record", store_, "Save each rank's session into this SQLite store")->type_name("STORE.sqlite");
     app.add_option("--duration", duration_s_, "Detach after this many seconds (default: until the job ends)")
         ->type_name("S")->check(CLI::PositiveNumber);
     app.add_flag("--quiet", quiet_, "No progress line");
+    app.add_option("--tcp", tcp_, "Attach to the one agent listening on TCP there (`rtorch run --attach --listen`)")
+        ->type_name("ADDR:PORT");
+    app.add_option("--connection-file", connection_file_, "With --tcp: the agent's connection file (its token)")
+        ->type_name("FILE");
+    app.add_option("--scope", scope_, "With --connection-file: observe (default) or control")
+        ->check(CLI::IsMember({"observe", "control"}));
+    app.footer("JOB may be HOST:JOB to attach over SSH: `ssh HOST rtorch relay` reaches the agents there, no port is\n"
+               "opened, ~/.ssh/config and jump hosts apply. RT_SSH overrides the ssh command (e.g.\n"
+               "RT_SSH=\"ssh -p 2222 -i KEY\"); RT_REMOTE_RTORCH names rtorch on that host when it is not on its PATH.");
   }
 
   int execute(const GlobalOptions&) override {
-    if (job_.find(':') != std::string::npos) {
-      fmt::print(stderr, "rtorch attach: '{}' names a host: attaching over SSH is not supported yet; run "
-                         "`rtorch attach {}` on that host (with --record) and copy the store\n",
-                 job_, job_.substr(job_.find(':') + 1));
-      return 2;
-    }
+    if (!tcp_.empty()) return attach_tcp();
+    const auto [host, job] = rt::remote::split_host_job(job_);
+    job_ = job;
+    const std::string where = host.empty() ? "this machine" : host;
     std::vector<rt::remote::AgentManifest> all;
     try {
-      all = rt::remote::list_manifests(rt::remote::ensure_runtime_dir());
+      all = host.empty() ? rt::remote::list_manifests(rt::remote::ensure_runtime_dir())
+                         : rt::remote::list_remote_manifests(host);
     } catch (const std::exception& e) {
       fmt::print(stderr, "rtorch attach: {}\n", e.what());
       return 1;
@@ -67,8 +78,9 @@ class AttachCommand final : public Command {
       if (jobs.empty() || jobs.back() != m.job) jobs.push_back(m.job);
     if (job_.empty()) {
       if (jobs.size() != 1) {
-        fmt::print(stderr, "rtorch attach: {}; name one: rtorch attach JOB (see `rtorch ps`)\n",
-                   jobs.empty() ? "no attachable job runs on this machine" : fmt::format("{} jobs run", jobs.size()));
+        fmt::print(stderr, "rtorch attach: {}; name one: rtorch attach {}JOB (see `{}rtorch ps`)\n",
+                   jobs.empty() ? "no attachable job runs on " + where : fmt::format("{} jobs run on {}", jobs.size(), where),
+                   host.empty() ? "" : host + ":", host.empty() ? "" : "ssh " + host + " ");
         return 2;
       }
       job_ = jobs.front();
@@ -77,28 +89,60 @@ class AttachCommand final : public Command {
     for (const auto& m : all)
       if (m.job == job_) ranks.push_back({m, std::nullopt, ""});
     if (ranks.empty()) {
-      fmt::print(stderr, "rtorch attach: no job '{}' on this machine{}{}\n", job_, jobs.empty() ? "" : "; running: ",
+      fmt::print(stderr, "rtorch attach: no job '{}' on {}{}{}\n", job_, where, jobs.empty() ? "" : "; running: ",
                  fmt::format("{}", fmt::join(jobs, ", ")));
       return 2;
     }
-    if (!store_.empty()) {
-      try {
-        store_handle_.emplace(rt::prof::Store::open(store_));
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "rtorch attach: cannot record: {}\n", e.what());
-        return 1;
-      }
-    }
+    if (!open_store()) return 1;
     for (auto& r : ranks) {
       r.saved_reset = ~uint64_t(0);
       try {
-        r.client.emplace(rt::remote::AgentClient::connect(r.manifest.socket, "rtorch attach"));
+        // Over SSH: one `ssh HOST rtorch relay --job J --rank R` per rank (rt/remote/ssh.h).
+        r.client.emplace(host.empty() ? rt::remote::AgentClient::connect(r.manifest.socket, "rtorch attach")
+                                      : rt::remote::AgentClient::connect_command(
+                                            rt::remote::relay_command(host, r.manifest.job, r.manifest.rank),
+                                            "rtorch attach"));
         r.client->request("subscribe");
       } catch (const std::exception& e) {
         r.ended = e.what();
         fmt::print(stderr, "rtorch attach: rank {}: {}\n", r.manifest.rank, e.what());
       }
     }
+    return follow(ranks);
+  }
+
+ private:
+  bool open_store() {
+    if (store_.empty()) return true;
+    try {
+      store_handle_.emplace(rt::prof::Store::open(store_));
+      return true;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "rtorch attach: cannot record: {}\n", e.what());
+      return false;
+    }
+  }
+
+  // --tcp ADDR:PORT: one rank's agent that listens on TCP (rt/remote/tcp.h).
+  int attach_tcp() {
+    if (!open_store()) return 1;
+    std::vector<AttachedRank> ranks(1);
+    ranks[0].saved_reset = ~uint64_t(0);
+    try {
+      std::optional<rt::remote::TcpToken> token;
+      if (!connection_file_.empty())
+        token = rt::remote::read_connection_file(connection_file_).token(rt::remote::parse_scope(scope_));
+      ranks[0].client.emplace(rt::remote::AgentClient::connect_tcp(tcp_, token, "rtorch attach"));
+      ranks[0].manifest = ranks[0].client->agent();
+      ranks[0].client->request("subscribe");
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "rtorch attach: {}\n", e.what());
+      return 1;
+    }
+    return follow(ranks);
+  }
+
+  int follow(std::vector<AttachedRank>& ranks) {
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
     const auto deadline = std::chrono::steady_clock::now() +
@@ -135,7 +179,6 @@ class AttachCommand final : public Command {
     return report(ranks);
   }
 
- private:
   static std::string status_line(const std::vector<AttachedRank>& ranks) {
     std::string line;
     for (const auto& r : ranks) {
@@ -190,6 +233,7 @@ class AttachCommand final : public Command {
   std::optional<rt::prof::Store> store_handle_;
   int record_failures_ = 0;
   std::string job_;
+  std::string tcp_, connection_file_, scope_ = "observe";
   std::string store_;
   double duration_s_ = 0;
   bool quiet_ = false;

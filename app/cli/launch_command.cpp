@@ -58,6 +58,12 @@ class LaunchCommand final : public Command {
     app.add_flag("--no-prefix,--no_prefix", no_prefix_, "Do not tag each output line with [rank N]:");
     app.add_flag("--attach", attach_,
                  "Make every rank attachable by the studio and `rtorch attach JOB` (sets RT_ATTACH=1 for the ranks)");
+    app.add_option("--listen", listen_,
+                   "With --attach (implied): each rank also accepts TCP there, at PORT + its LOCAL_RANK; off loopback "
+                   "clients need the token of its connection file (docs/remote-attach.md)")
+        ->type_name("[ADDR:]PORT");
+    app.add_option("--listen-auth", listen_auth_, "auto (tokens off loopback), token (always) or none (loopback only)")
+        ->check(CLI::IsMember({"auto", "token", "none"}));
     app.add_option("--store", store_,
                    "Profile every rank's whole run into this SQLite store, one session per rank "
                    "(\"rank 0 of 2 \u00b7 train.py\", grouped by job id)")
@@ -101,9 +107,15 @@ class LaunchCommand final : public Command {
     setenv("RT_LAUNCH_JOB_ID", job_id.c_str(), 1);
     setenv("RT_LAUNCH_STATUS_DIR", job_dir.c_str(), 1);
     std::vector<std::string> exported = {"RT_LAUNCH_JOB_ID", "RT_LAUNCH_STATUS_DIR"};
-    if (attach_) {  // each rank's `rtorch run` serves it (rt/remote/agent.h)
+    if (attach_ || !listen_.empty()) {  // each rank's `rtorch run` serves it (rt/remote/agent.h)
       setenv("RT_ATTACH", "1", 1);
       exported.push_back("RT_ATTACH");
+      if (!listen_.empty()) {
+        setenv("RT_ATTACH_LISTEN", listen_.c_str(), 1);
+        setenv("RT_ATTACH_LISTEN_AUTH", listen_auth_.c_str(), 1);
+        exported.push_back("RT_ATTACH_LISTEN");
+        exported.push_back("RT_ATTACH_LISTEN_AUTH");
+      }
       fmt::print(stderr, "rtorch launch: ranks are attachable: rtorch attach {}\n", job_id);
     }
     // As torchrun: several ranks on one node each get one OpenMP thread unless told otherwise.
@@ -231,6 +243,7 @@ class LaunchCommand final : public Command {
   double monitor_interval_ = 0.1;
   bool no_prefix_ = false;
   bool attach_ = false;
+  std::string listen_, listen_auth_ = "auto";
   std::string store_;
   bool profile_memory_ = true;
   std::string script_;

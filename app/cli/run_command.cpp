@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <sys/stat.h>
 
@@ -15,6 +16,7 @@
 #include "embedded_python.h"
 #include "profiled_run.h"
 #include "rt/remote/agent.h"
+#include "rt/remote/tcp.h"
 
 namespace rt::cli {
 namespace {
@@ -59,6 +61,12 @@ class RunCommand final : public Command {
                  "Record allocations by category when profiling (default: on)");
     app.add_flag("--attach", attach_,
                  "Make the run attachable by the studio and `rtorch attach` (also: RT_ATTACH=1); see `rtorch ps`");
+    app.add_option("--listen", listen_,
+                   "With --attach (implied): also accept TCP connections there; off loopback clients need the token "
+                   "in the connection file it writes (docs/remote-attach.md)")
+        ->type_name("[ADDR:]PORT");
+    app.add_option("--listen-auth", listen_auth_, "auto (tokens off loopback), token (always) or none (loopback only)")
+        ->check(CLI::IsMember({"auto", "token", "none"}));
     app.footer(
         "Everything after SCRIPT (or after -c CODE / -m MODULE) is passed to the script as sys.argv[1:],\n"
         "including options such as --help or --threads: give rtorch's own options (--profile, --store...)\n"
@@ -84,10 +92,20 @@ class RunCommand final : public Command {
                  "(see rtorch run --help)\n");
       return 2;
     }
-    if (attach_ || attach_requested_by_environment()) {
+    if (attach_ || !listen_.empty() || attach_requested_by_environment()) {
       try {
-        const rt::remote::AgentManifest m = rt::remote::serve();
+        rt::remote::AgentOptions options;
+        options.listen = listen_;
+        options.listen_auth = listen_auth_ == "token" ? rt::remote::TcpAuth::Token
+                              : listen_auth_ == "none" ? rt::remote::TcpAuth::None
+                                                       : rt::remote::TcpAuth::Auto;
+        const rt::remote::AgentManifest m = rt::remote::serve(options);
         fmt::print(stderr, "rtorch run: attachable as job '{}' rank {} (rtorch attach {})\n", m.job, m.rank, m.job);
+        if (!m.listen.empty()) {
+          const auto file = rt::remote::connection_file_path(m);
+          fmt::print(stderr, "rtorch run: listening on TCP {}{}\n", m.listen,
+                     std::filesystem::exists(file) ? fmt::format(" (tokens in {})", file.string()) : " (no token: observe only)");
+        }
         // This process serves; the processes it starts (DataLoader workers, subprocesses) do not.
         setenv("RT_ATTACH", fmt::format("served:{}", m.pid).c_str(), 1);
       } catch (const std::exception& e) {
@@ -110,6 +128,7 @@ class RunCommand final : public Command {
   std::vector<std::string> args_;
   ProfileRequest profile_;
   bool attach_ = false;
+  std::string listen_, listen_auth_ = "auto";
 };
 
 }  // namespace

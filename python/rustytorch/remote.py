@@ -35,13 +35,18 @@ __all__ = ["serve", "stop", "serving", "list_jobs", "Client"]
 Client = _C._remote.Client
 
 
-def serve(job=None, rank=None, world_size=None, buffer_bytes=64 << 20):
+def serve(job=None, rank=None, world_size=None, buffer_bytes=64 << 20, listen=None, listen_auth="auto"):
     """Starts this process's agent (once; later calls return the running agent's manifest).
+
+    listen="ADDR:PORT" (or "PORT": 127.0.0.1) also accepts TCP connections there; off loopback clients must
+    prove a token (listen_auth "auto"; "token" requires one on loopback too; "none" is refused off loopback).
+    The tokens are in the manifest's "connection_file" (mode 0600). See docs/remote-attach.md.
 
     job, rank, world_size default to the launcher's environment (RT_LAUNCH_JOB_ID, TORCHELASTIC_RUN_ID or
     SLURM_JOB_ID; RANK; WORLD_SIZE), else "<program>-<pid>", 0 and 1. buffer_bytes bounds what waits for each
     client: one that falls behind loses the oldest records and is told how many. Returns the manifest as a
-    dict (job, rank, world_size, host, pid, start_time_ms, program, rt_version, protocol, socket).
+    dict (job, rank, world_size, host, pid, start_time_ms, program, rt_version, protocol, socket, listen,
+    connection_file).
     """
     if rank is not None and rank < 0:
         raise ValueError(f"rank must be >= 0, got {rank}")
@@ -49,8 +54,10 @@ def serve(job=None, rank=None, world_size=None, buffer_bytes=64 << 20):
         raise ValueError(f"world_size must be >= 1, got {world_size}")
     if buffer_bytes < 1 << 16:
         raise ValueError(f"buffer_bytes must be at least 65536, got {buffer_bytes}")
+    if listen_auth not in ("auto", "token", "none"):
+        raise ValueError(f"listen_auth must be 'auto', 'token' or 'none', got {listen_auth!r}")
     return _C._remote.serve(job or "", -1 if rank is None else rank, -1 if world_size is None else world_size,
-                            buffer_bytes)
+                            buffer_bytes, str(listen) if listen is not None else "", listen_auth)
 
 
 def stop(flush_timeout_s=2.0):

@@ -1,6 +1,7 @@
 // rustytorch.remote's bindings (the `_C._remote` submodule): make this process attachable by the studio and
 // `rtorch attach` (rt/remote/agent.h), and list what is attachable on this machine.
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "rt/remote/agent.h"
 #include "rt/remote/client.h"
 #include "rt/remote/manifest.h"
+#include "rt/remote/tcp.h"
 
 namespace rtpy {
 namespace {
@@ -24,6 +26,10 @@ py::dict manifest_dict(const rt::remote::AgentManifest& m) {
   d["rt_version"] = m.rt_version;
   d["protocol"] = m.protocol;
   d["socket"] = m.socket;
+  d["listen"] = m.listen;
+  const auto file = rt::remote::connection_file_path(m);
+  std::error_code ec;
+  d["connection_file"] = !m.listen.empty() && std::filesystem::exists(file, ec) ? file.string() : std::string();
   return d;
 }
 
@@ -32,12 +38,17 @@ py::dict manifest_dict(const rt::remote::AgentManifest& m) {
 void bind_remote(py::module_& m) {
   m.def(
       "serve",
-      [](const std::string& job, int rank, int world_size, size_t buffer_bytes) {
+      [](const std::string& job, int rank, int world_size, size_t buffer_bytes, const std::string& listen,
+         const std::string& listen_auth) {
         rt::remote::AgentOptions o;
         o.job = job;
         o.rank = rank;
         o.world_size = world_size;
         o.buffer_bytes = buffer_bytes;
+        o.listen = listen;
+        if (listen_auth == "token") o.listen_auth = rt::remote::TcpAuth::Token;
+        else if (listen_auth == "none") o.listen_auth = rt::remote::TcpAuth::None;
+        else if (listen_auth != "auto") throw rt::ValueError("listen_auth must be 'auto', 'token' or 'none', not '" + listen_auth + "'");
         rt::remote::AgentManifest manifest;
         {
           py::gil_scoped_release release;  // the agent's thread never takes the GIL; this just waits less
@@ -46,7 +57,7 @@ void bind_remote(py::module_& m) {
         return manifest_dict(manifest);
       },
       py::arg("job") = "", py::arg("rank") = -1, py::arg("world_size") = -1,
-      py::arg("buffer_bytes") = size_t(64) << 20);
+      py::arg("buffer_bytes") = size_t(64) << 20, py::arg("listen") = "", py::arg("listen_auth") = "auto");
   m.def(
       "stop",
       [](double flush_timeout_s) {

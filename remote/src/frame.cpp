@@ -20,7 +20,7 @@ uint32_t get_u32(const char* p) {
   return v;
 }
 
-bool known_type(uint8_t t) { return t >= uint8_t(FrameType::Hello) && t <= uint8_t(FrameType::Notice); }
+bool known_type(uint8_t t) { return t >= uint8_t(FrameType::Hello) && t <= uint8_t(FrameType::Proof); }
 
 uint32_t payload_limit(FrameType t) {
   return t == FrameType::EventBatch ? kMaxBatchBytes : kMaxControlBytes;
@@ -37,6 +37,8 @@ std::string frame_type_name(uint8_t type) {
     case FrameType::Reply: return "Reply";
     case FrameType::EventBatch: return "EventBatch";
     case FrameType::Notice: return "Notice";
+    case FrameType::Challenge: return "Challenge";
+    case FrameType::Proof: return "Proof";
   }
   return fmt::format("type {}", type);
 }

@@ -52,6 +52,7 @@ std::string manifest_json(const AgentManifest& m) {
                       {"pid", m.pid},           {"start_time_ms", m.start_time_ms},
                       {"program", m.program},   {"rt_version", m.rt_version},
                       {"protocol", m.protocol}, {"socket", m.socket}};
+  if (!m.listen.empty()) j["listen"] = m.listen;
   return j.dump();
 }
 
@@ -75,6 +76,7 @@ AgentManifest parse_manifest(const std::string& text) {
     m.rt_version = field("rt_version").get<std::string>();
     m.protocol = field("protocol").get<int>();
     m.socket = field("socket").get<std::string>();
+    m.listen = j.value("listen", std::string());
   } catch (const nlohmann::json::exception& e) {
     throw rt::ValueError(fmt::format("agent manifest: a field has the wrong type ({})", e.what()));
   }
@@ -111,7 +113,10 @@ std::vector<AgentManifest> list_manifests(const fs::path& dir, bool prune) {
     if (m.pid <= 0 || (::kill(m.pid, 0) != 0 && errno == ESRCH)) {
       if (prune) {
         fs::remove(entry.path(), ec);
-        if (!m.socket.empty() && fs::path(m.socket).parent_path() == dir) fs::remove(m.socket, ec);
+        if (!m.socket.empty() && fs::path(m.socket).parent_path() == dir) {
+          fs::remove(m.socket, ec);
+          fs::remove(fs::path(m.socket).replace_extension(".connection"), ec);  // rt/remote/tcp.h
+        }
       }
       continue;
     }

@@ -45,7 +45,9 @@ def test_the_profiler_exports_its_api_and_hides_its_internals():
 def test_remote_exports_its_api_and_hides_its_internals():
     symbols = exported("librt_remote.so")
     text = "\n".join(symbols)
-    for public in ("rt::remote::serve(", "rt::remote::AgentClient::connect(", "rt::remote::decode_event_batch("):
+    for public in ("rt::remote::serve(", "rt::remote::AgentClient::connect(", "rt::remote::decode_event_batch(",
+                   "rt::remote::AgentClient::connect_command(", "rt::remote::relay_stdio("):
         assert public in text, f"{public} is missing from librt_remote.so's exports"
-    for internal in ("rt::remote::AgentServer", "rt::remote::BatchQueue", "rt::remote::listen_unix"):
+    for internal in ("rt::remote::AgentServer", "rt::remote::BatchQueue", "rt::remote::listen_unix",
+                     "rt::remote::TokenGate", "rt::remote::ChildProcess", "rt::remote::TcpListener"):
         assert internal not in text, f"{internal} (remote/src/) is exported; only the API should be"

@@ -64,6 +64,35 @@ void child_after_fork() {
 
 void stop_at_exit() { stop_serving(); }
 
+TcpAuth parse_tcp_auth(const std::string& text) {
+  if (text.empty() || text == "auto") return TcpAuth::Auto;
+  if (text == "token") return TcpAuth::Token;
+  if (text == "none") return TcpAuth::None;
+  throw rt::ValueError(fmt::format("remote attach: RT_ATTACH_LISTEN_AUTH='{}': use auto, token or none", text));
+}
+
+// The TCP side asked for by options.listen or $RT_ATTACH_LISTEN (rt/remote/tcp.h), bound before anything is
+// written so that a refusal leaves no files behind.
+std::optional<TcpAccess> open_tcp(AgentOptions options) {
+  if (options.listen.empty()) {  // `rtorch launch --listen` reaches each rank through the environment
+    options.listen = env_or("RT_ATTACH_LISTEN", "");
+    if (options.listen.empty()) return std::nullopt;
+    options.listen_auth = parse_tcp_auth(env_or("RT_ATTACH_LISTEN_AUTH", ""));
+    TcpEndpoint e = parse_endpoint(options.listen, "remote attach: RT_ATTACH_LISTEN");
+    if (e.port != 0) e.port = uint16_t(e.port + env_int("LOCAL_RANK", 0));  // one port per rank of a node
+    options.listen = e.text();
+  }
+  TcpAccess tcp{TcpListener::bind(parse_endpoint(options.listen, "remote attach: listen address")), {}, {}};
+  if (!tcp.listener.loopback() && options.listen_auth == TcpAuth::None)
+    throw rt::ValueError(fmt::format(
+        "remote attach: refusing to listen on {} without a token: every machine that reaches that address could "
+        "watch this run. Listen on loopback (127.0.0.1:PORT) or use a token (the default off loopback: clients "
+        "then need the connection file the agent writes); over a network SSH needs no port at all "
+        "(rtorch attach HOST:JOB)", tcp.listener.bound().text()));
+  if (!tcp.listener.loopback() || options.listen_auth == TcpAuth::Token) tcp.tokens = make_tokens();
+  return tcp;
+}
+
 }  // namespace
 
 AgentManifest serve(const AgentOptions& options) {
@@ -94,10 +123,16 @@ AgentManifest serve(const AgentOptions& options) {
   const std::filesystem::path dir = options.runtime_dir.empty() ? ensure_runtime_dir() : options.runtime_dir;
   const std::string stem = fmt::format("{}.r{}.{}", file_safe(m.job), m.rank, m.pid);
   m.socket = (dir / (stem + ".sock")).string();
+  std::optional<TcpAccess> tcp = open_tcp(options);
+  if (tcp) m.listen = tcp->listener.bound().text();
   UniqueFd listener = listen_unix(m.socket);
   const std::filesystem::path manifest_path = dir / (stem + ".json");
+  if (tcp && tcp->tokens) {
+    tcp->connection_file = connection_file_path(m);
+    write_connection_file(tcp->connection_file, m, *tcp->tokens);
+  }
   write_manifest(manifest_path, m);
-  g_server = std::make_unique<AgentServer>(options, m, std::move(listener), manifest_path);
+  g_server = std::make_unique<AgentServer>(options, m, std::move(listener), manifest_path, std::move(tcp));
   return m;
 }
 

@@ -27,8 +27,9 @@ namespace {
 constexpr size_t kWriteAhead = 1u << 20;   // encoded bytes kept ready per client beyond what the socket took
 constexpr size_t kReadChunk = 64u << 10;
 constexpr auto kHeartbeat = std::chrono::seconds(1);
-constexpr size_t kKeptSessions = 4;
-constexpr uint64_t kRotateRecords = 2'000'000;  // Note [Bounded agent sessions] in agent_server.h  // finished sessions the registry keeps while someone subscribes
+constexpr size_t kKeptSessions = 4;  // finished sessions the registry keeps while someone subscribes
+constexpr uint64_t kRotateRecords = 2'000'000;  // Note [Bounded agent sessions] in agent_server.h
+constexpr auto kTcpHandshakeTimeout = std::chrono::seconds(5);  // a TCP peer that says nothing is let go
 }  // namespace
 
 struct AgentServer::Connection {
@@ -41,6 +42,13 @@ struct AgentServer::Connection {
   bool closing = false;      // close once `out` is sent (after an Error frame)
   bool controls = false;     // sent a pause: while no such client remains, the process is never left paused
   std::string client;        // what Hello said it is
+  // What this connection may do (rt/remote/tcp.h): the Unix socket's own user controls; a TCP client observes
+  // or has its token's scope. Requests that change the run ask may_control().
+  AccessScope scope = AccessScope::Control;
+  bool may_control() const { return scope == AccessScope::Control; }
+  std::unique_ptr<TokenGate> gate;  // TCP with tokens: the handshake until the Proof is checked
+  bool tcp = false;
+  Clock::time_point accepted = Clock::now();
   prof::SnapshotCursor cursor;
   uint64_t cursor_session = 0;  // the session `cursor` reads; another one is read from its start
   BatchQueue queue;
@@ -48,9 +56,9 @@ struct AgentServer::Connection {
 };
 
 AgentServer::AgentServer(AgentOptions options, AgentManifest manifest, UniqueFd listener,
-                         std::filesystem::path manifest_path)
+                         std::filesystem::path manifest_path, std::optional<TcpAccess> tcp)
     : options_(std::move(options)), manifest_(std::move(manifest)), manifest_path_(std::move(manifest_path)),
-      listener_(std::move(listener)) {
+      listener_(std::move(listener)), tcp_(std::move(tcp)) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
     throw rt::Error(fmt::format("remote attach: pipe(): {}", std::strerror(errno)));
@@ -71,6 +79,7 @@ void AgentServer::stop(std::chrono::milliseconds flush_timeout) {
   std::error_code ec;
   std::filesystem::remove(manifest_.socket, ec);
   std::filesystem::remove(manifest_path_, ec);
+  if (tcp_ && !tcp_->connection_file.empty()) std::filesystem::remove(tcp_->connection_file, ec);
 }
 
 void AgentServer::abandon_after_fork() {
@@ -79,6 +88,7 @@ void AgentServer::abandon_after_fork() {
   for (auto& c : clients_) ::close(c->fd.release());
   clients_.clear();
   ::close(listener_.release());
+  if (tcp_) ::close(tcp_->listener.release_fd());
   ::close(wake_read_.release());
   ::close(wake_write_.release());
   (void)owned_session_.release();
@@ -91,6 +101,8 @@ void AgentServer::run() {
     std::vector<pollfd> fds;
     fds.push_back({listener_.get(), POLLIN, 0});
     fds.push_back({wake_read_.get(), POLLIN, 0});
+    if (tcp_) fds.push_back({tcp_->listener.fd(), POLLIN, 0});
+    const size_t first_client = fds.size();
     for (auto& c : clients_) {
       const bool has_output = !c->out.empty() || !c->queue.empty();
       fds.push_back({c->fd.get(), short(POLLIN | (has_output ? POLLOUT : 0)), 0});
@@ -98,12 +110,15 @@ void AgentServer::run() {
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_read - Clock::now());
     ::poll(fds.data(), fds.size(), int(std::max<int64_t>(0, wait.count())));
     if (stopping_.load()) break;
-    if (fds[0].revents & POLLIN) accept_clients();
-    for (size_t i = 0; i < clients_.size() && i + 2 < fds.size(); ++i) {
+    const size_t polled_clients = clients_.size();
+    if (fds[0].revents & POLLIN) accept_clients(listener_.get(), false);
+    if (tcp_ && (fds[2].revents & POLLIN)) accept_clients(tcp_->listener.fd(), true);
+    for (size_t i = 0; i < polled_clients; ++i) {
       Connection& c = *clients_[i];
+      const short revents = fds[first_client + i].revents;
       bool alive = true;
-      if (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) alive = read_from(c);
-      if (alive && (fds[i + 2].revents & POLLOUT)) alive = write_to(c);
+      if (revents & (POLLIN | POLLHUP | POLLERR)) alive = read_from(c);
+      if (alive && (revents & POLLOUT)) alive = write_to(c);
       if (!alive) c.fd.reset();
     }
     if (yield_requested_.exchange(false) && owned_session_) {
@@ -123,6 +138,7 @@ void AgentServer::run() {
     }
     for (auto& c : clients_)
       if (c->fd && (!c->out.empty() || !c->queue.empty()) && !write_to(*c)) c->fd.reset();
+    drop_silent_tcp_peers();
     std::erase_if(clients_, [](const auto& c) { return !c->fd; });
     release_session_if_unused();
     if (debug_.active() && std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->controls; }))
@@ -134,11 +150,18 @@ void AgentServer::run() {
   flush_and_close(flush_timeout_);
 }
 
-void AgentServer::accept_clients() {
+void AgentServer::accept_clients(int listener, bool tcp) {
   for (;;) {
-    UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    UniqueFd fd(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!fd) return;
     auto c = std::make_unique<Connection>(std::move(fd), options_.buffer_bytes);
+    if (tcp) {  // no peer uid on TCP: a token says who may do what, else (loopback only) observe
+      c->tcp = true;
+      c->scope = AccessScope::Observe;
+      if (tcp_->tokens) c->gate = std::make_unique<TokenGate>(*tcp_->tokens);
+      clients_.push_back(std::move(c));
+      continue;
+    }
     const long uid = peer_uid(c->fd.get());
     if (uid != long(::geteuid())) {
       c->out = encode_frame(FrameType::Error,
@@ -148,6 +171,16 @@ void AgentServer::accept_clients() {
     }
     clients_.push_back(std::move(c));
   }
+}
+
+void AgentServer::drop_silent_tcp_peers() {
+  const auto now = Clock::now();
+  for (auto& c : clients_)
+    if (c->tcp && !c->greeted && !c->closing && c->fd && now - c->accepted > kTcpHandshakeTimeout) {
+      c->out += encode_frame(FrameType::Error, json{{"error", "refused: no handshake within 5 s"}}.dump());
+      c->closing = true;
+      if (!write_to(*c)) c->fd.reset();
+    }
 }
 
 bool AgentServer::read_from(Connection& c) {
@@ -168,8 +201,17 @@ bool AgentServer::read_from(Connection& c) {
   }
 }
 
-void AgentServer::handle(Connection& c, const Frame& f) {
-  if (!c.greeted) {
+void AgentServer::greet(Connection& c, const Frame& f) {
+  std::string agent_proof;
+  if (c.gate && f.type == FrameType::Proof) {  // the second step of a token handshake (token_auth.h)
+    TokenGate::Verdict v = c.gate->verify(f.payload);
+    c.scope = v.scope;
+    agent_proof = std::move(v.agent_proof_hex);
+    c.gate.reset();
+  } else {
+    if (c.gate && !c.client.empty())
+      throw ProtocolError(fmt::format("remote protocol: Proof expected after a Challenge, not {}",
+                                      frame_type_name(uint8_t(f.type))));
     if (f.type != FrameType::Hello)
       throw ProtocolError(fmt::format("remote protocol: the first frame must be Hello, not {}",
                                       frame_type_name(uint8_t(f.type))));
@@ -181,14 +223,23 @@ void AgentServer::handle(Connection& c, const Frame& f) {
       throw ProtocolError(fmt::format("remote protocol version mismatch: the client speaks version {}, this agent "
                                       "speaks version {}", version, kProtocolVersion));
     c.client = hello.value("client", std::string("unknown client"));
-    json welcome = json::parse(manifest_json(manifest_));
-    welcome["methods"] = {"status", "subscribe", "unsubscribe", "pause", "step", "step_over", "continue",
-                          "paused_state", "debug_status"};
-    welcome["buffer_bytes"] = options_.buffer_bytes;
-    c.out += encode_frame(FrameType::Welcome, welcome.dump());
-    c.greeted = true;
-    return;
+    if (c.gate) {
+      c.out += encode_frame(FrameType::Challenge, c.gate->challenge(hello));
+      return;
+    }
   }
+  json welcome = json::parse(manifest_json(manifest_));
+  welcome["methods"] = {"status", "subscribe", "unsubscribe", "pause", "step", "step_over", "continue",
+                        "paused_state", "debug_status"};
+  welcome["buffer_bytes"] = options_.buffer_bytes;
+  welcome["scope"] = scope_name(c.scope);
+  if (!agent_proof.empty()) welcome["proof"] = agent_proof;
+  c.out += encode_frame(FrameType::Welcome, welcome.dump());
+  c.greeted = true;
+}
+
+void AgentServer::handle(Connection& c, const Frame& f) {
+  if (!c.greeted) return greet(c, f);
   if (f.type != FrameType::Request)
     throw ProtocolError(fmt::format("remote protocol: an agent accepts Request frames after Hello, not {}",
                                     frame_type_name(uint8_t(f.type))));
@@ -211,7 +262,7 @@ std::string AgentServer::answer(Connection& c, const std::string& method) {
   if (method == "status") {
     json s = {{"pid", manifest_.pid},     {"job", manifest_.job},      {"rank", manifest_.rank},
               {"clients", clients_.size()}, {"session", session_id_},   {"subscribed", c.subscribed},
-              {"dropped", c.queue.dropped()}};
+              {"dropped", c.queue.dropped()}, {"scope", scope_name(c.scope)}};
     if (session_id_ != 0)
       for (const auto& r : prof::SessionRegistry::instance().list())
         if (r.id == session_id_) {
@@ -227,6 +278,10 @@ std::string AgentServer::answer(Connection& c, const std::string& method) {
     return json{{"session", session_id_}, {"agent_records", owned_session_ != nullptr}}.dump();
   }
   if (DebugControl::handles(method)) {
+    if (method != "debug_status" && !c.may_control())  // pausing and reading gradients change or expose the run
+      throw rt::ValueError(fmt::format("refused: '{}' needs control and this connection may only observe (scope "
+                                       "{}): attach with the control token, over SSH or on this machine",
+                                       method, scope_name(c.scope)));
     if (method == "pause") c.controls = true;
     return debug_.handle(method);
   }

@@ -11,12 +11,22 @@
 #include <vector>
 
 #include "agent/debug_control.h"
+#include "agent/token_auth.h"
+#include "net/tcp_listener.h"
 #include "net/unix_socket.h"
 #include "rt/prof/session.h"
 #include "rt/remote/agent.h"
 #include "rt/remote/manifest.h"
 
 namespace rt::remote {
+
+// The agent's optional TCP side (rt/remote/tcp.h): its listener and, when clients must prove a token, the
+// tokens and the connection file that holds them.
+struct TcpAccess {
+  TcpListener listener;
+  std::optional<AgentTokens> tokens;
+  std::filesystem::path connection_file;
+};
 
 // Note [What subscribers follow]
 // Subscribers receive whatever session records in this process, one after another: a program's own profile
@@ -28,6 +38,7 @@ namespace rt::remote {
 // again (one second after a yield, so the program's start() comes first). The first subscriber starts with
 // the session recording then, if any; sessions that ended before it came are history it is not sent. Without
 // subscribers nothing is recorded.
+//
 // Note [Bounded agent sessions]
 // A profiling session keeps its records in memory (session.h, Note [Session memory]); the agent's own session
 // would grow for as long as someone stays attached. It completes once it holds kRotateRecords records (about
@@ -36,7 +47,8 @@ namespace rt::remote {
 // program's to bound.
 class AgentServer {
  public:
-  AgentServer(AgentOptions options, AgentManifest manifest, UniqueFd listener, std::filesystem::path manifest_path);
+  AgentServer(AgentOptions options, AgentManifest manifest, UniqueFd listener, std::filesystem::path manifest_path,
+              std::optional<TcpAccess> tcp = std::nullopt);
   ~AgentServer();
   AgentServer(const AgentServer&) = delete;
   AgentServer& operator=(const AgentServer&) = delete;
@@ -50,7 +62,9 @@ class AgentServer {
  private:
   struct Connection;
   void run();
-  void accept_clients();
+  void accept_clients(int listener, bool tcp);
+  void greet(Connection& c, const struct Frame& f);
+  void drop_silent_tcp_peers();
   bool read_from(Connection& c);
   void handle(Connection& c, const struct Frame& f);
   std::string answer(Connection& c, const std::string& method);
@@ -68,6 +82,7 @@ class AgentServer {
   AgentManifest manifest_;
   std::filesystem::path manifest_path_;
   UniqueFd listener_;
+  std::optional<TcpAccess> tcp_;
   UniqueFd wake_read_, wake_write_;
   std::atomic<bool> stopping_{false};
   std::chrono::milliseconds flush_timeout_{0};

@@ -25,6 +25,14 @@
 //   stay. A child may serve() for itself (a new manifest with its pid).
 // - stop_serving() sends what subscribers have not received yet, for at most flush_timeout, then closes
 //   every connection.
+// - TCP only on request (rt/remote/tcp.h): listen = "ADDR:PORT" also accepts TCP connections there ("PORT"
+//   alone is 127.0.0.1:PORT; port 0 picks a free one, AgentManifest::listen says which). On loopback no token is
+//   needed (such clients observe) unless listen_auth = Token; on any other address tokens are required and
+//   listen_auth = None is refused with the reason. An observe connection is refused the requests that pause
+//   or read gradients (rt/remote/tcp.h lists the scopes). With tokens, serve() writes the connection file
+//   (connection_file_path(manifest), 0600) that clients need; stop_serving() removes it. When listen is "",
+//   $RT_ATTACH_LISTEN and $RT_ATTACH_LISTEN_AUTH (auto, token, none) are used, the port plus $LOCAL_RANK
+//   (how `rtorch launch --attach --listen` gives each rank of a node its own port).
 #pragma once
 #include <chrono>
 #include <cstddef>
@@ -39,6 +47,12 @@ RT_API_BEGIN
 
 namespace rt::remote {
 
+enum class TcpAuth {
+  Auto,   // tokens on any address but loopback
+  Token,  // tokens on every address, loopback too (a loopback client may then control)
+  None,   // no token: loopback only (refused on any other address)
+};
+
 struct AgentOptions {
   std::string job;                  // "" = from the environment (AgentManifest::job)
   int rank = -1;                    // -1 = $RANK, else 0
@@ -46,6 +60,8 @@ struct AgentOptions {
   std::filesystem::path runtime_dir;  // "" = ensure_runtime_dir()
   size_t buffer_bytes = size_t(64) << 20;  // per client
   std::chrono::milliseconds batch_interval{50};
+  std::string listen;               // "" = the Unix socket only; "ADDR:PORT" also TCP (rt/remote/tcp.h)
+  TcpAuth listen_auth = TcpAuth::Auto;
 };
 
 AgentManifest serve(const AgentOptions& options = {});

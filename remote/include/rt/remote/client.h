@@ -19,11 +19,21 @@
 //   closes the connection; session() keeps what arrived before.
 // - Every read is bounded (frame.h's limits) and timed: a slow or hostile agent never makes it hang longer
 //   than the timeout it was given, nor allocate more than a frame's limit.
+// - connect_command() speaks the same protocol over a program's stdin and stdout (a socketpair), typically
+//   `ssh HOST rtorch relay --job J --rank R` (rt/remote/ssh.h builds that command). What the program writes to
+//   stderr is kept (the last 8 KiB) and becomes error() and the exceptions' text when the connection ends
+//   ("ssh: connect to host x port 22: Connection refused"). The program is reaped when the client is
+//   destroyed (SIGTERM, then SIGKILL, if it does not exit by itself once its stdin closes).
+// - connect_tcp() reaches an agent that listens on TCP (rt/remote/tcp.h). With a token it answers the agent's
+//   challenge and checks the agent's own proof (ProtocolError when the agent cannot prove it holds the token
+//   or does not ask for it); without one, an agent that requires a token refuses (RemoteError saying so).
+// - scope() is what the agent granted: control over its Unix socket, observe or the token's scope on TCP.
 #pragma once
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +41,7 @@
 #include "rt/export.h"
 #include "rt/prof/events.h"
 #include "rt/remote/manifest.h"
+#include "rt/remote/tcp.h"
 
 RT_API_BEGIN
 
@@ -47,11 +58,19 @@ class AgentClient {
  public:
   static AgentClient connect(const std::filesystem::path& socket, const std::string& client_name = "rtorch",
                              std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  // argv[0] is searched in PATH; e.g. {"ssh", "gpu-node-3", "rtorch", "relay", "--job", "J", "--rank", "0"}.
+  static AgentClient connect_command(const std::vector<std::string>& argv, const std::string& client_name = "rtorch",
+                                     std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  // endpoint: "HOST:PORT" or "[IPV6]:PORT".
+  static AgentClient connect_tcp(const std::string& endpoint, const std::optional<TcpToken>& token = std::nullopt,
+                                 const std::string& client_name = "rtorch",
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(5));
   AgentClient(AgentClient&&) noexcept;
   AgentClient& operator=(AgentClient&&) noexcept;
   ~AgentClient();
 
   const AgentManifest& agent() const;   // what the Welcome said
+  AccessScope scope() const;            // what the agent lets this connection do
   std::string request(const std::string& method,
                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
   ClientEvent poll(std::chrono::milliseconds timeout);

@@ -53,6 +53,8 @@ enum class FrameType : uint8_t {
   Reply = 5,       // agent -> client, JSON {"id": n, "result": ...} or {"id": n, "error": "..."}
   EventBatch = 6,  // agent -> client, binary (rt/remote/event_batch.h), LZ4
   Notice = 7,      // agent -> client, JSON, unasked: {"event": "paused", ...}
+  Challenge = 8,   // agent -> client, JSON {"auth": "hmac-sha256", "nonce": hex}: prove a token (TCP, rt/remote/tcp.h)
+  Proof = 9,       // client -> agent, JSON {"scope": "observe"|"control", "mac": hex}: the answer to a Challenge
 };
 
 // The type's name ("EventBatch"), or "type N" for one this build does not know.

@@ -37,6 +37,7 @@ struct AgentManifest {
   std::string rt_version;     // RustyTorch release
   int protocol = 0;           // rt::remote::kProtocolVersion
   std::string socket;         // absolute path of the agent's Unix socket
+  std::string listen;         // "ADDR:PORT" when it also listens on TCP (rt/remote/tcp.h), else ""
 };
 
 std::filesystem::path runtime_dir();
