@@ -330,6 +330,7 @@ void AgentServer::subscribe(Connection& c) {
   c.subscribed = true;
   c.cursor = {};
   c.cursor_session = 0;
+  agent_may_record_ = true;
   follow_session();
 }
 
@@ -355,8 +356,10 @@ void AgentServer::follow_session() {
     if (r.id > last_followed_id_ && (next == 0 || r.id < next)) next = r.id;
   if (next != 0) {
     session_id_ = last_followed_id_ = next;
+    agent_may_record_ = false;  // the program profiles: once it is done the agent does not start over
     return;
   }
+  if (!agent_may_record_) return;
   if (Clock::now() < own_session_allowed_at_) return;  // a program's session is about to start
   prof::SessionOptions o;
   o.record_shapes = true;

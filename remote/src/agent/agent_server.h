@@ -29,15 +29,16 @@ struct TcpAccess {
 };
 
 // Note [What subscribers follow]
-// Subscribers receive whatever session records in this process, one after another: a program's own profile
-// (rt.profiler.profile, `rtorch run --profile`) when one records, else a session the agent records for them.
-// The agent's session gives way (SessionOptions::on_yield) when the program starts a profile; it ends with a
+// Subscribers receive the sessions this process records, one after another. At subscribe, the program's own
+// profile (rt.profiler.profile, `rtorch run --profile`) when one records, else a session the agent records for
+// them. The agent's session gives way (SessionOptions::on_yield) when the program starts a profile: it ends with a
 // final increment and a "session_complete" notice, and the program's session follows from its start (a reset).
-// When a session completes or leaves the registry, the next tick follows the next one: the oldest session
-// started since (even one already stopped: a short profile may end between two ticks), else the agent's own
-// again (one second after a yield, so the program's start() comes first). The first subscriber starts with
-// the session recording then, if any; sessions that ended before it came are history it is not sent. Without
-// subscribers nothing is recorded.
+// When a session completes or leaves the registry, the next tick follows the oldest session started since (even
+// one already stopped: a short profile may end between two ticks). Once subscribers followed a program's profile,
+// the agent does not record again after it (a script that profiles its whole run ends with its own session
+// last, which is what a viewer shows) until a client subscribes anew; its own sessions only follow each other
+// (Note [Bounded agent sessions]). The first subscriber starts with the session recording then, if any; sessions
+// that ended before it came are history it is not sent. Without subscribers nothing is recorded.
 //
 // Note [Bounded agent sessions]
 // A profiling session keeps its records in memory (session.h, Note [Session memory]); the agent's own session
@@ -91,6 +92,7 @@ class AgentServer {
   uint64_t session_id_ = 0;                            // the SessionRegistry id subscribers read; 0: none
   uint64_t last_followed_id_ = 0;                      // the newest session subscribers were given
   bool followed_any_ = false;
+  bool agent_may_record_ = false;  // Note [What subscribers follow]: false once a program's profile was followed
   DebugControl debug_;                                 // pause, step, continue (debug_control.h)
   std::atomic<bool> yield_requested_{false};           // a program's session wants to start (on_yield)
   std::chrono::steady_clock::time_point own_session_allowed_at_{};  // after a yield: let the program's start
