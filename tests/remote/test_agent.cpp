@@ -21,27 +21,13 @@
 #include "rt/remote/manifest.h"
 #include "rt/prof/session.h"
 #include "rt/rt.h"
+#include "runtime_dir.h"
 
 using namespace rt;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A private runtime folder for this test process (RT_RUNTIME_DIR), removed at the end.
-struct RuntimeDir {
-  fs::path path;
-  RuntimeDir() {
-    char tmpl[] = "/tmp/rt-agent-test-XXXXXX";
-    path = ::mkdtemp(tmpl);
-    ::setenv("RT_RUNTIME_DIR", path.c_str(), 1);
-  }
-  ~RuntimeDir() {
-    remote::stop_serving(0ms);
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void matmuls(int n) {
   auto w = rt::randn({32, 32});

@@ -12,25 +12,12 @@
 #include "rt/remote/agent.h"
 #include "rt/remote/client.h"
 #include "rt/rt.h"
+#include "runtime_dir.h"
 
 using namespace rt;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct RuntimeDir {
-  std::filesystem::path path;
-  RuntimeDir() {
-    char tmpl[] = "/tmp/rt-pause-test-XXXXXX";
-    path = ::mkdtemp(tmpl);
-    ::setenv("RT_RUNTIME_DIR", path.c_str(), 1);
-  }
-  ~RuntimeDir() {
-    remote::stop_serving(0ms);
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 // A small deterministic model trained for `steps` SGD steps; returns the final weight.
 struct Trainer {

@@ -16,26 +16,13 @@
 #include "rt/remote/manifest.h"
 #include "rt/remote/ssh.h"
 #include "rt/rt.h"
+#include "runtime_dir.h"
 
 using namespace rt;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct RuntimeDir {
-  fs::path path;
-  RuntimeDir() {
-    char tmpl[] = "/tmp/rt-relay-test-XXXXXX";
-    path = ::mkdtemp(tmpl);
-    ::setenv("RT_RUNTIME_DIR", path.c_str(), 1);
-  }
-  ~RuntimeDir() {
-    remote::stop_serving(0ms);
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // rtorch beside this test binary (build/bin).
 std::string rtorch() { return (fs::read_symlink("/proc/self/exe").parent_path() / "rtorch").string(); }

@@ -27,6 +27,7 @@
 #include "rt/remote/manifest.h"
 #include "rt/remote/tcp.h"
 #include "rt/rt.h"
+#include "runtime_dir.h"
 
 using namespace rt;
 using namespace std::chrono_literals;
@@ -34,20 +35,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-struct RuntimeDir {
-  fs::path path;
-  RuntimeDir() {
-    char tmpl[] = "/tmp/rt-token-test-XXXXXX";
-    path = ::mkdtemp(tmpl);
-    ::setenv("RT_RUNTIME_DIR", path.c_str(), 1);
-  }
-  ~RuntimeDir() {
-    remote::stop_serving(0ms);
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // The port of "ADDR:PORT".
 std::string loopback_endpoint(const remote::AgentManifest& m) {
