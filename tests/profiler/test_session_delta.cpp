@@ -1,6 +1,6 @@
 // Reading a recording session piece by piece (rt/prof/session_delta.h): a default cursor reads everything,
 // increments carry only what was drained since, their concatenation equals snapshot(), late outer ops and the
-// open step come out right, stop() turns the next read into a reset, the registry reads destroyed sessions,
+// open step come out right, stop() turns the next read into a reset (not with sort_at_stop = false), the registry reads destroyed sessions,
 // bad cursors are reported, and a reader thread follows a recording thread (run under TSan by test.sh --full).
 #include <catch2/catch.hpp>
 
@@ -294,6 +294,31 @@ TEST_CASE("stop() sorts the session: the next read is a reset to the sorted reco
   require_same_records(fresh.data, r.data);
   registry.keep_finished(0);
   REQUIRE_FALSE(registry.read_since(id, r.cursor).has_value());
+}
+
+TEST_CASE("with sort_at_stop = false, the read after stop() is an increment that completes the session") {
+  prof::SessionOptions o = options();
+  o.sort_at_stop = false;
+  Session s(o);
+  s.start();
+  Reader r;
+  some_work(3);
+  r.read(s);
+  REQUIRE(r.resets == 1);
+  some_work(2);
+  s.step();
+  some_work(1);
+  r.read(s);
+  s.stop();
+  r.read(s);
+  REQUIRE(r.resets == 1);  // no reset: stop() did not reorder what the cursor counts
+  REQUIRE(r.data.complete);
+  REQUIRE(r.last.records.complete);
+  REQUIRE(r.data.steps.size() == s.data().steps.size());
+  require_same_records(r.data, s.snapshot());  // snapshot() is still sorted; the contents are the same
+  REQUIRE(r.data.ops.size() == s.data().ops.size());
+  r.read(s);
+  REQUIRE(r.last.records.ops.empty());
 }
 
 TEST_CASE("cursors of another session or ahead of the session, and mismatched data, are reported") {

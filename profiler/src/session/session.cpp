@@ -72,7 +72,8 @@ enum class Phase { Created, Recording, Stopping, Stopped };
 // into a time-sorted vector would not do: a record drained late (an outer op is written when it ends, after
 // its children; a thread's buffer drained just after another's) sorts before records already read, and
 // would shift them. The one reordering, stop()'s sort, bumps `layout`; a cursor of an older layout gets the
-// whole (sorted) session once, as a reset. Strings only grow too (StringTable interns at the end), and the
+// whole (sorted) session once, as a reset. A session with sort_at_stop = false never reorders `data`, so its
+// cursors stay valid across stop() and the read after it is an increment like any other. Strings only grow too (StringTable interns at the end), and the
 // closed steps, the kept graphs and the latest graph's version are counted the same way. With
 // keep_in_memory = false the vectors stay empty, and so do the deltas.
 
@@ -151,6 +152,8 @@ struct Session::State {
         if (auto latest = graphs.peek_latest(graph_version)) copy.graphs.push_back(std::move(*latest));
       }
       sort_records(copy);
+    } else if (!options.sort_at_stop) {
+      sort_records(copy);  // data stays in drain order (SessionOptions::sort_at_stop); copies are sorted
     }
     return copy;
   }
@@ -375,8 +378,10 @@ void Session::stop() {
 
   lk.lock();
   s.flusher.reset();
-  sort_records(d);
-  ++s.layout;  // Note [Delta cursor]
+  if (s.options.sort_at_stop) {
+    sort_records(d);
+    ++s.layout;  // Note [Delta cursor]
+  }
   d.complete = true;
   s.phase = Phase::Stopped;
   {

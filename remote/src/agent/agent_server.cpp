@@ -294,32 +294,6 @@ std::string AgentServer::answer(Connection& c, const std::string& method) {
                                    "pauses; it never runs code sent to it)", method));
 }
 
-namespace {
-
-// The last increment of the agent's own session once stopped: its header, threads and final step. Reading the
-// stopped session instead would give a reset (stop() sorts the records, session_delta.h) that resends
-// everything the subscribers already hold.
-prof::SessionDelta final_increment(const prof::SessionData& stopped, const prof::SnapshotCursor& cursor) {
-  prof::SessionDelta d;
-  d.first_new_string = prof::StringId(cursor.strings);
-  for (size_t i = cursor.strings; i < stopped.strings.size(); ++i) d.new_strings.push_back(stopped.strings.at(prof::StringId(i)));
-  prof::SessionData& r = d.records;
-  r.name = stopped.name;
-  r.clock_offset_ns = stopped.clock_offset_ns;
-  r.start_ns = stopped.start_ns;
-  r.end_ns = stopped.end_ns;
-  r.complete = stopped.complete;
-  r.dropped_records = stopped.dropped_records;
-  r.metadata = stopped.metadata;
-  r.threads = stopped.threads;
-  if (cursor.open_step && !stopped.steps.empty()) {
-    r.steps.push_back(stopped.steps.back());
-    d.replaces_open_step = true;
-  }
-  return d;
-}
-
-}  // namespace
 
 void AgentServer::subscribe(Connection& c) {
   if (c.subscribed) return;
@@ -367,6 +341,7 @@ void AgentServer::follow_session() {
   o.with_stack = true;
   o.name = fmt::format("{} rank {}", manifest_.job, manifest_.rank);
   o.metadata = {{"job_id", manifest_.job}, {"rank", std::to_string(manifest_.rank)}, {"attached", "agent"}};
+  o.sort_at_stop = false;  // stopping is quick and the subscribers' cursors stay valid (rotation, yield)
   o.on_yield = [this] {  // under the profiler's lock: only signal (Note [Sessions that give way])
     yield_requested_.store(true);
     const char b = 1;
@@ -397,18 +372,13 @@ void AgentServer::release_session_if_unused() {
 
 void AgentServer::stop_own_session() {
   if (!owned_session_) return;
-  read_sessions(true);  // what the subscribers have not read yet, as increments
   try {
     if (owned_session_->recording()) owned_session_->stop();
-    for (auto& c : clients_)
-      if (c->subscribed && c->fd && c->cursor_session == session_id_) {
-        c->queue.push(final_increment(owned_session_->data(), c->cursor));
-        c->queue.push_notice(json{{"event", "session_complete"}, {"session", session_id_}}.dump());
-        c->cursor = {};
-        c->cursor_session = 0;
-      }
   } catch (const std::exception&) {
   }
+  // The read after stop() is the last increment (sort_at_stop = false), complete: read_sessions queues it with a
+  // "session_complete" notice and lets the session go.
+  read_sessions(true);
   owned_session_.reset();
   session_id_ = 0;
 }

@@ -37,7 +37,7 @@
 //   far.
 // - Ops of one thread nest strictly; `depth` counts the recorded ranges (ops, nodes, user
 //   ranges) enclosing an op. data() and snapshot() list ops by start time (ties: outer first),
-//   memory events and counters by time.
+//   memory events and counters by time (data(): in drain order when sort_at_stop is false).
 // - Steps: step 0 starts at start(); each step() ends the current step and starts the next;
 //   stop() ends the last one.
 // - with_stack records the module scope (rt::ModuleScope path, "net.encoder.0"). Python call
@@ -123,6 +123,11 @@ struct SessionOptions {
   // never block or start or stop a session) and waits up to 5 s for this one to stop. The remote agent's own
   // session uses it, so attaching never makes a program's rt.profiler.profile fail. Empty: a second start throws.
   std::function<void()> on_yield;
+  // false: stop() leaves the records in drain order instead of sorting them by time, so it is quick and a
+  // reader's cursor stays valid across it (the read after stop() is an increment, not a reset; session_delta.h).
+  // snapshot() and resets still return sorted copies; data() is in drain order. The remote agent's own sessions
+  // use it: their subscribers already hold everything, and recording resumes in the next session sooner.
+  bool sort_at_stop = true;
   // Extra SessionData::metadata (stored with the session), e.g. a launched rank's "job_id" and "rank";
   // they override the session's own keys ("device", "host", ...) of the same name.
   std::unordered_map<std::string, std::string> metadata;

@@ -25,7 +25,8 @@
 // - reset: `records` is the whole session exactly as snapshot() returns it (strings included), and the
 //   reader replaces what it holds. A read resets for a default cursor, and once after stop(): stop() sorts the
 //   session's records by time, so a cursor taken while recording no longer applies (the stopped session's
-//   GPU activity also arrives then). Every other read is an increment: after a reset, reads with its cursor
+//   GPU activity also arrives then). A session with SessionOptions::sort_at_stop = false does not sort, and
+//   the read after its stop() is an increment (its GPU activity, if any, in it). Every other read is an increment: after a reset, reads with its cursor
 //   are increments again (empty ones once the session stopped).
 // - increment: `records` holds the header (name, times, complete, dropped_records, metadata) and every thread
 //   record, whole; the ops, GPU activities, collectives, memory events and counters drained since the cursor,
