@@ -13,6 +13,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <thread>
 
 #include "rt/remote/agent.h"
@@ -39,6 +41,27 @@ int64_t count_ops(const prof::SessionData& d, const std::string& name) {
   for (const auto& op : d.ops)
     if (d.strings.at(op.name) == name) ++n;
   return n;
+}
+
+// CPU time (user + system) the agent's thread ("rt remote agent") has used, from /proc.
+double agent_thread_cpu_seconds() {
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name != "rt remote agent") continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string f;
+    long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> f; ++i) {
+      if (i == 14) utime = std::stoll(f);
+      if (i == 15) stime = std::stoll(f);
+    }
+    return double(utime + stime) / double(::sysconf(_SC_CLK_TCK));
+  }
+  return 0;
 }
 
 // Sends raw bytes to the agent and returns the Error frame's text it answers with ("" when none).
@@ -267,4 +290,8 @@ TEST_CASE("a program's own profile starts while attached, and subscribers follow
   for (const auto& n : client.notices()) agent_session_completed |= n.find("session_complete") != std::string::npos;
   CHECK(agent_session_completed);
   CHECK(mine.data().ops.size() == client.session().ops.size());
+  // The agent was woken to give way; it must go back to sleeping in poll, not spin on the wake-up pipe.
+  const double before_s = agent_thread_cpu_seconds();
+  std::this_thread::sleep_for(1s);
+  CHECK(agent_thread_cpu_seconds() - before_s < 0.2);
 }

@@ -111,6 +111,11 @@ void AgentServer::run() {
     ::poll(fds.data(), fds.size(), int(std::max<int64_t>(0, wait.count())));
     if (stopping_.load()) break;
     const size_t polled_clients = clients_.size();
+    if (fds[1].revents & POLLIN) {  // a wake-up (stop, a program's profile starting): empty the pipe
+      char drain[64];
+      while (::read(wake_read_.get(), drain, sizeof drain) > 0) {
+      }
+    }
     if (fds[0].revents & POLLIN) accept_clients(listener_.get(), false);
     if (tcp_ && (fds[2].revents & POLLIN)) accept_clients(tcp_->listener.fd(), true);
     for (size_t i = 0; i < polled_clients; ++i) {
