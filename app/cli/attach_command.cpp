@@ -47,7 +47,7 @@ class AttachCommand final : public Command {
         ->type_name("[HOST:]JOB");
     app.add_option("--record", store_, "Save each rank's session into this SQLite store")->type_name("STORE.sqlite");
     app.add_option("--duration", duration_s_, "Detach after this many seconds (default: until the job ends)")
-        ->type_name("S")->check(CLI::PositiveNumber);
+        ->type_name("S")->check(CLI::Range(0.001, 3.2e7));  // up to a year
     app.add_flag("--quiet", quiet_, "No progress line");
     app.add_option("--tcp", tcp_, "Attach to the one agent listening on TCP there (`rtorch run --attach --listen`)")
         ->type_name("ADDR:PORT");
@@ -145,8 +145,9 @@ class AttachCommand final : public Command {
   int follow(std::vector<AttachedRank>& ranks) {
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(int64_t(duration_s_ > 0 ? duration_s_ * 1000 : 1e15));
+    std::optional<std::chrono::steady_clock::time_point> deadline;  // --duration; none: until the job ends
+    if (duration_s_ > 0)
+      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(duration_s_ * 1000));
     const bool live_line = !quiet_ && ::isatty(STDERR_FILENO);
     auto last_line = std::chrono::steady_clock::now();
     for (;;) {
@@ -171,7 +172,7 @@ class AttachCommand final : public Command {
         fmt::print(stderr, "\r\033[K{}", status_line(ranks));
         last_line = std::chrono::steady_clock::now();
       }
-      if (open == 0 || g_interrupted.load() || std::chrono::steady_clock::now() >= deadline) break;
+      if (open == 0 || g_interrupted.load() || (deadline && std::chrono::steady_clock::now() >= *deadline)) break;
     }
     if (live_line) fmt::print(stderr, "\r\033[K");
     std::signal(SIGINT, SIG_DFL);
