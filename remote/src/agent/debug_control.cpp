@@ -56,7 +56,7 @@ bool DebugControl::handles(const std::string& m) {
 }
 
 std::string DebugControl::status_json() const {
-  json j = {{"attached", debugger_ != nullptr}, {"running", debugger_ && debugger_->running()},
+  json j = {{"attached", debugger_ && debugger_->attached()}, {"running", debugger_ && debugger_->running()},
             {"releasing", release_when_idle_}};
   if (debugger_)
     if (auto p = debugger_->paused_state()) j["paused"] = paused_json(*p);
@@ -66,10 +66,8 @@ std::string DebugControl::status_json() const {
 std::string DebugControl::handle(const std::string& method) {
   if (method == "debug_status") return status_json();
   if (method == "pause") {
-    if (!debugger_) {
-      debugger_ = std::make_unique<dbg::BackwardDebugger>();
-      debugger_->attach();
-    }
+    if (!debugger_) debugger_ = std::make_unique<dbg::BackwardDebugger>();
+    debugger_->attach();  // no-op when attached
     release_when_idle_ = false;
     debugger_->set_pause_at_start(true);
     // A backward already running pauses before its next node; otherwise the next one pauses at its start.
@@ -77,12 +75,12 @@ std::string DebugControl::handle(const std::string& method) {
     return status_json();
   }
   if (method == "paused_state") {
-    if (!debugger_) throw rt::ValueError("not paused: send \"pause\" first");
+    if (!debugger_ || !debugger_->attached()) throw rt::ValueError("not paused: send \"pause\" first");
     auto p = debugger_->paused_state();
     return p ? paused_json(*p).dump() : "null";
   }
   // step, step_over, continue act on a paused (or running) backward under the debugger.
-  if (!debugger_ || !debugger_->running())
+  if (!debugger_ || !debugger_->attached() || !debugger_->running())
     throw rt::ValueError(fmt::format("cannot {}: no backward pass is paused here (send \"pause\", then wait for the "
                                      "\"paused\" notice)", method));
   if (method == "step") {
@@ -96,17 +94,19 @@ std::string DebugControl::handle(const std::string& method) {
 }
 
 void DebugControl::release() {
-  if (!debugger_) return;
+  if (!debugger_ || !debugger_->attached()) return;
   debugger_->set_pause_at_start(false);
   if (debugger_->running()) debugger_->resume();
   release_when_idle_ = true;
 }
 
 std::string DebugControl::tick() {
-  if (!debugger_) return "";
+  if (!debugger_ || !debugger_->attached()) return "";
   if (release_when_idle_ && !debugger_->running()) {
-    debugger_->detach();  // no backward holds it: returns at once
-    debugger_.reset();
+    // No backward holds it, so this returns at once. The object itself stays: an op that began while it
+    // observed may still be ending on a training thread and reach it (OpFrame keeps its observer), so it lives
+    // as long as the agent and is attached again by the next pause.
+    debugger_->detach();
     release_when_idle_ = false;
     const bool announced = last_paused_key_ != 0;
     last_paused_key_ = 0;

@@ -26,11 +26,11 @@ class DebugControl {
   std::string tick();
   // No client controls this process any more: let a paused backward run on and stop pausing.
   void release();
-  bool active() const { return debugger_ != nullptr; }
+  bool active() const { return debugger_ && debugger_->attached(); }
 
  private:
   std::string status_json() const;
-  std::unique_ptr<rt::debug::BackwardDebugger> debugger_;
+  std::unique_ptr<rt::debug::BackwardDebugger> debugger_;  // made at the first pause, kept (see tick())
   bool release_when_idle_ = false;  // continue was sent: detach once no backward runs under the debugger
   uint64_t last_paused_key_ = 0;    // (backward, index, phase) of the pause last announced; 0: not paused
 };
