@@ -414,9 +414,11 @@ TEST_CASE("a session that gives way is stopped by its owner when another starts 
   owned.start();
   CHECK(prof::recording_session_gives_way());
   std::thread owner([&] {
-    std::unique_lock<std::mutex> lk(mu);
-    cv.wait(lk, [&] { return asked; });
-    owned.stop();
+    {
+      std::unique_lock<std::mutex> lk(mu);
+      cv.wait(lk, [&] { return asked; });
+    }
+    owned.stop();  // not under `mu`: on_yield takes it while start() holds the profiler's lock
   });
   prof::SessionOptions plain;
   plain.cupti = prof::CuptiMode::Off;
