@@ -202,12 +202,14 @@ def test_a_rank_killed_while_attached_shows_as_ended(job):
     (out / "go").touch()
     attach = subprocess.Popen([str(RTORCH), "attach", "killed", "--quiet"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if json.loads(rt.remote.Client(ranks[1]["socket"]).request("status")).get("subscribed") is not None and \
-                json.loads(rt.remote.Client(ranks[1]["socket"]).request("status"))["clients"] >= 2:
-            break
+    # Kill rank 1 only once `rtorch attach` has subscribed to it: a subscriber makes the agent follow a session
+    # (status "session" != 0); this probe does not subscribe.
+    probe = rt.remote.Client(ranks[1]["socket"], "probe")
+    deadline = time.time() + HANG_GUARD
+    while json.loads(probe.request("status"))["session"] == 0:
+        assert time.time() < deadline and attach.poll() is None, "rtorch attach never subscribed to rank 1"
         time.sleep(0.05)
+    del probe
     os.kill(ranks[1]["pid"], signal.SIGKILL)
     acode, aout, aerr = finish(attach, "rtorch attach")
     finish(proc, "the job")
