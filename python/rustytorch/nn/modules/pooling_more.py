@@ -9,6 +9,7 @@ nn/_functional_pooling.py for how each is computed.
 """
 from .. import functional as F
 from .module import Module
+from .pooling import _AvgPoolNd
 
 
 class _MaxPoolNd(Module):
@@ -61,23 +62,8 @@ def _single(value):
     return (value,) if isinstance(value, int) else tuple(value)
 
 
-class AvgPool3d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input):
-        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+class AvgPool3d(_AvgPoolNd):
+    _functional = "avg_pool3d"
 
 
 class _AdaptiveMaxPoolNd(Module):
