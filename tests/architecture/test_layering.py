@@ -2,7 +2,10 @@
 the layers below it, never one above.
 
     core (rt/dtype.h, rt/device.h, rt/scalar.h, rt/error.h) < kernels/ < engine/ < profiler/ < remote/
-        < visualizers/ < python/ < app/          (tests/, bench/, samples/ may include anything)
+        < plugins/host/ < visualizers/ < python/ < app/          (tests/, bench/, samples/ may include anything)
+
+The plugin ABI (plugins/include/) includes nothing of ours; the plugins shipped in plugins/<name>/ may include
+only it and their own files (test_plugins_see_only_the_plugin_abi).
 
 Every `#include "..."` of every C/C++/CUDA source is resolved the way the build resolves it (the
 including file's folder first, then the include roots of its own layer and those below, then the
@@ -24,6 +27,7 @@ LAYERS = [
     ("engine", 2, ["engine"]),
     ("profiler", 3, ["profiler"]),
     ("remote", 3.5, ["remote"]),
+    ("plugin_host", 3.6, ["plugins/host", "plugins/include"]),
     ("visualizers", 4, ["visualizers"]),
     ("python", 5, ["python"]),
     ("app", 6, ["app"]),
@@ -36,10 +40,11 @@ INCLUDE_ROOTS = {
     "engine": ["engine/include", "engine/src", "engine/dist/include", "engine/dist/src"],
     "profiler": ["profiler/include", "profiler/src"],
     "remote": ["remote/include", "remote/src"],
+    "plugin_host": ["plugins/host/include", "plugins/host/src", "plugins/include"],
     "visualizers": ["visualizers/include", "visualizers/src"],
     "python": ["python/src"],
     "app": ["app/studio", "app/common", "app/cli", "app"],
-    "plugins": ["plugins"],
+    "plugins": ["plugins/include"],
 }
 SOURCE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
@@ -178,3 +183,11 @@ def test_the_studio_shell_knows_panels_only_through_their_interface():
              if includer.startswith("app/studio/shell/") and target.startswith(panel_folders)]
     assert not found, "the shell reaches into panels:\n  " + "\n  ".join(found)
 
+
+
+def test_plugins_see_only_the_plugin_abi():
+    # A shipped plugin is built the way a user's is: against plugins/include/ (the C ABI and the SDK) alone.
+    found = [f"{includer} includes {target}" for includer, own, target, _ in inclusions()
+             if own[0] == "plugins" and not target.startswith("plugins/include/")
+             and not target.startswith("/".join(includer.split("/")[:2]) + "/")]
+    assert not found, "a plugin reaches past the plugin ABI (docs/plugins.md):\n  " + "\n  ".join(found)
