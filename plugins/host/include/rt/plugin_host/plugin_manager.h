@@ -25,6 +25,7 @@
 #pragma once
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -67,6 +68,9 @@ struct ManagerOptions {
   std::set<std::string> noload;      // ids not to load (--noload ID)
   std::set<std::string> disabled;    // ids the user switched off (the settings file)
   std::set<std::string> enabled;     // ids switched on although their manifest says enabled_by_default=false
+  // Called before each step runs a plugin's code: "load", "initialize", "extensions_initialized",
+  // "delayed_initialize", "shutdown" (a splash screen's status line; `rtorch plugin check` names a crash by it).
+  std::function<void(const std::string& id, const char* phase)> on_phase;
 };
 
 class PluginManager {
