@@ -318,6 +318,7 @@ void check_plugin_info(const RtPluginInfo* info, const Manifest& m) {
 }
 
 void PluginManager::load(PluginRecord& r) {
+  if (options_.on_phase) options_.on_phase(r.manifest.id, "load");
   auto t0 = std::chrono::steady_clock::now();
   CrashMarker marker(options_.app, r.manifest.id, "load");
   std::filesystem::path lib = r.manifest.library_path();
@@ -359,6 +360,7 @@ void PluginManager::load(PluginRecord& r) {
 }
 
 void PluginManager::initialize(PluginRecord& r) {
+  if (options_.on_phase) options_.on_phase(r.manifest.id, "initialize");
   auto t0 = std::chrono::steady_clock::now();
   CrashMarker marker(options_.app, r.manifest.id, "initialize");
   if (r.info->initialize) {
@@ -408,9 +410,11 @@ void PluginManager::load_one(std::string_view id) {
   if (r->state != PluginState::Loaded) return;
   initialize(*r);
   if (r->state != PluginState::Initialized) return;
+  if (options_.on_phase) options_.on_phase(r->manifest.id, "extensions_initialized");
   if (r->info->extensions_initialized) call_guarded("extensions_initialized", [&] { r->info->extensions_initialized(); });
   r->state = PluginState::Running;
   if (r->info->delayed_initialize) {
+    if (options_.on_phase) options_.on_phase(r->manifest.id, "delayed_initialize");
     RtError error{};
     RtStatus status = RT_STATUS_OK;
     std::string thrown = call_guarded("delayed_initialize", [&] { status = r->info->delayed_initialize(&error); });
@@ -423,6 +427,7 @@ void PluginManager::extensions_initialized() {
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     PluginRecord& r = records_[*it];
     if (r.state != PluginState::Initialized) continue;
+    if (options_.on_phase) options_.on_phase(r.manifest.id, "extensions_initialized");
     if (r.info->extensions_initialized) {
       std::string thrown = call_guarded("extensions_initialized", [&] { r.info->extensions_initialized(); });
       if (!thrown.empty()) {
@@ -438,6 +443,7 @@ void PluginManager::delayed_initialize() {
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     PluginRecord& r = records_[*it];
     if (r.state != PluginState::Running || !r.info->delayed_initialize) continue;
+    if (options_.on_phase) options_.on_phase(r.manifest.id, "delayed_initialize");
     RtError error{};
     RtStatus status = RT_STATUS_OK;
     std::string thrown = call_guarded("delayed_initialize", [&] { status = r.info->delayed_initialize(&error); });
@@ -450,9 +456,15 @@ void PluginManager::shutdown() {
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     PluginRecord& r = records_[*it];
     if (!is_active(r.state)) continue;
+    if (options_.on_phase) options_.on_phase(r.manifest.id, "shutdown");
     if (r.info->shutdown) call_guarded("shutdown", [&] { r.info->shutdown(); });
     r.state = PluginState::Stopped;
   }
+}
+
+void PluginManager::mark_failed(std::string_view id, std::string error) {
+  for (PluginRecord& r : records_)
+    if (r.manifest.id == id && r.state != PluginState::Invalid) return fail(r, std::move(error));
 }
 
 std::vector<const PluginRecord*> PluginManager::load_order() const {
@@ -466,9 +478,13 @@ PluginManager& process_plugins() {
   return *manager;
 }
 
+std::unique_lock<std::recursive_mutex> lock_process_plugins() {
+  static std::recursive_mutex mutex;
+  return std::unique_lock<std::recursive_mutex>(mutex);
+}
+
 const PluginRecord& load_plugin(const std::filesystem::path& path) {
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
+  auto lock = lock_process_plugins();
   PluginManager& pm = process_plugins();
   PluginRecord& r = pm.add(path);
   if (r.state == PluginState::Invalid) throw std::runtime_error(r.error);
