@@ -80,6 +80,22 @@ TEST_CASE("a segfaulting importer costs one failed import, named with its signal
   CHECK(ok.session.strings.at(ok.session.ops[0].name) == "fixture");
 }
 
+TEST_CASE("a crash while the plugin initializes is named as such") {
+  TempDir dir;
+  const Manifest m = read_manifest(fs::path(RT_FIXTURE_PLUGIN_DIR) / "init-crashes" / "plugin.json");
+  const fs::path file = dir.write("any.fixture", "x");
+  try {
+    import_with_plugin(m, file, run_options());
+    FAIL("the import succeeded");
+  } catch (const TracePluginError& e) {
+    const std::string expected = fmt::format(
+        "importer org.test.init-crashes crashed (SIGSEGV) while initializing the plugin, before reading {}; "
+        "nothing was imported",
+        file.string());
+    CHECK(e.what() == expected);
+  }
+}
+
 TEST_CASE("abort, exit and hang are each a clear error") {
   const TracePluginError aborted = import_error("abort");
   CHECK_THAT(aborted.what(), Catch::Contains("crashed (SIGABRT) while reading"));
