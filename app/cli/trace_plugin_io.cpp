@@ -49,7 +49,7 @@ bool looks_like_chrome_trace(const std::filesystem::path& path) {
 }
 
 rt::plugin::Manifest importer_plugin(const std::string& id) {
-  const auto importers = rt::plugin::find_trace_plugins(rt::plugin::Kind::Importer);
+  const auto importers = rt::plugin::find_trace_plugins(rt::plugin::Kind::Importer, {}, /*include_disabled=*/true);
   for (const auto& m : importers)
     if (m.id == id) return m;
   throw rt::Error(fmt::format("no importer plugin '{}' (importers: {}); {}; `rtorch plugin list` shows them all", id,
@@ -70,7 +70,7 @@ std::optional<rt::plugin::Manifest> detect_plugin_importer(const std::filesystem
 
 rt::plugin::Manifest exporter_plugin(const std::string& format, const std::string& plugin_id,
                                      const std::filesystem::path& output) {
-  const auto exporters = rt::plugin::find_trace_plugins(rt::plugin::Kind::Exporter);
+  const auto exporters = rt::plugin::find_trace_plugins(rt::plugin::Kind::Exporter, {}, !plugin_id.empty());
   std::string formats;
   for (const auto& m : exporters)
     for (const auto& f : m.formats) formats += fmt::format("{}{} ({})", formats.empty() ? "" : ", ", f.name, m.id);

@@ -231,7 +231,7 @@ TEST_CASE("a recorded session exports with a 1 us unit and thread frames, and im
   CHECK(slices_of(back.session, 1) == std::vector<Slice>{{"step", 0, 10'000, 0}, {"matmul", 4000, 10'000, 1}});
 }
 
-TEST_CASE("names with ';' or control characters stay one frame") {
+TEST_CASE("names with semicolons or control characters stay one frame") {
   rt::prof::SessionData d;
   d.ops.push_back({.start_ns = 0, .end_ns = 10 * kMs, .thread = 3, .name = d.strings.intern("a;b\nc")});
   d.metadata["sample_period_ns"] = "10000000";

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -237,6 +238,25 @@ TEST_CASE("find_trace_plugins and find_exporter read manifests only") {
   CHECK(find_exporter(shipped, "folded-stacks")->id == "org.rustytorch.folded-stacks");
   CHECK(find_exporter(shipped, "org.rustytorch.folded-stacks"));
   CHECK_FALSE(find_exporter(shipped, "pprof"));
+}
+
+TEST_CASE("a plugin off by default is left out of detection but runs when named") {
+  const fs::path fixtures(RT_FIXTURE_PLUGIN_DIR);
+  const std::vector<Manifest> enabled = find_trace_plugins(Kind::Importer, {fixtures});
+  const std::vector<Manifest> all = find_trace_plugins(Kind::Importer, {fixtures}, /*include_disabled=*/true);
+  auto has = [](const std::vector<Manifest>& list, const std::string& id) {
+    return std::any_of(list.begin(), list.end(), [&](const Manifest& m) { return m.id == id; });
+  };
+  CHECK_FALSE(has(enabled, "org.test.off-by-default"));
+  CHECK(has(all, "org.test.off-by-default"));
+  CHECK(has(enabled, "org.test.base"));
+
+  TempDir dir;
+  const Manifest off = read_manifest(fixtures / "off-by-default" / "plugin.json");
+  const fs::path file = dir.write("x.fixture", "FIXTURE");
+  CHECK(detect_with_plugin(off, file, run_options()).confidence == 100);  // loaded although off by default
+  CHECK_THROWS_WITH(import_with_plugin(off, file, run_options()),
+                    Catch::Contains("(unsupported): the fixture importer reads nothing"));
 }
 
 TEST_CASE("importer checks find a parser that crashes on truncated files") {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include "rt/plugin_host/plugin_manager.h"
 #include "trace/trace_wire.h"
@@ -195,19 +196,22 @@ int trace_plugin_child_main(int argc, char** argv) {
   if (mode != "detect" && mode != "import" && !exporting)
     return finish(channel, RT_STATUS_INVALID_ARGUMENT, fmt::format("unknown mode \"{}\"", mode));
 
-  ManagerOptions options;
-  options.app = kTraceChildApp;
-  PluginManager manager(options);
   std::string id;
+  std::unique_ptr<PluginManager> manager;  // lives as long as the plugin's code runs
   try {
-    PluginRecord& added = manager.add(folder);
+    // The parent chose this plugin: load it even if it is off by default.
+    ManagerOptions options;
+    options.app = kTraceChildApp;
+    options.enabled.insert(read_manifest(std::filesystem::path(folder) / "plugin.json").id);
+    manager = std::make_unique<PluginManager>(options);
+    PluginRecord& added = manager->add(folder);
     id = added.manifest.id;
     if (added.state == PluginState::Invalid) return finish(channel, RT_STATUS_ERROR, added.error);
-    manager.load_and_initialize({exporting ? Kind::Exporter : Kind::Importer});
+    manager->load_and_initialize({exporting ? Kind::Exporter : Kind::Importer});
   } catch (const std::exception& e) {
     return finish(channel, RT_STATUS_ERROR, e.what());
   }
-  const PluginRecord* record = manager.find(id);
+  const PluginRecord* record = manager->find(id);
   if (!record || record->state != PluginState::Initialized || !record->info)
     return finish(channel, RT_STATUS_ERROR,
                   record && !record->error.empty()

@@ -11,6 +11,7 @@
 
 #include "rt/plugin_host/crash_marker.h"
 #include "rt/plugin_host/plugin_manager.h"
+#include "rt/plugin_host/plugin_settings.h"
 #include "rt/plugin_host/trace_plugins.h"
 #include "trace/child_process.h"
 #include "trace/trace_child.h"
@@ -179,13 +180,14 @@ fs::path trace_plugin_runner() {
                                      kTraceRunnerName, list, kTraceRunnerName));
 }
 
-std::vector<Manifest> find_trace_plugins(Kind kind, const std::vector<fs::path>& search_paths) {
-  PluginManager manager;
+std::vector<Manifest> find_trace_plugins(Kind kind, const std::vector<fs::path>& search_paths,
+                                         bool include_disabled) {
+  PluginManager manager(include_disabled ? ManagerOptions{} : PluginSettings::load().manager_options());
   manager.discover(search_paths.empty() ? default_search_paths() : search_paths);
   std::vector<Manifest> found;
   for (const PluginRecord& r : manager.plugins()) {
-    if (r.state == PluginState::Invalid || r.state == PluginState::Disabled) continue;
-    if (!r.manifest.enabled_by_default || !r.manifest.has_kind(kind)) continue;
+    if (r.state == PluginState::Invalid || !r.manifest.has_kind(kind)) continue;
+    if (r.state == PluginState::Disabled && !include_disabled) continue;
     found.push_back(r.manifest);
   }
   return found;

@@ -165,9 +165,12 @@ struct TraceExport {
 // tried when there is none.
 std::filesystem::path trace_plugin_runner();
 
-// The enabled, readable plugins of `kind` (Importer or Exporter) under `search_paths` (default_search_paths()
-// when empty), read from their manifests without loading any code, in discovery order.
-std::vector<Manifest> find_trace_plugins(Kind kind, const std::vector<std::filesystem::path>& search_paths = {});
+// The readable plugins of `kind` (Importer or Exporter) under `search_paths` (default_search_paths() when
+// empty), read from their manifests without loading any code, in discovery order. Only enabled ones (enabled
+// by default and not switched off in the user's settings, rt/plugin_host/plugin_settings.h, or switched on
+// there) unless `include_disabled`: naming a plugin (--plugin ID) is asking for it.
+std::vector<Manifest> find_trace_plugins(Kind kind, const std::vector<std::filesystem::path>& search_paths = {},
+                                         bool include_disabled = false);
 
 // Imports `file` with `plugin`, out of process. Throws TracePluginError (the plugin refused the file, crashed,
 // hung, sent garbage or invalid slices) and never returns a partial session.
