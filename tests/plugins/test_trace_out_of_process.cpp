@@ -121,6 +121,31 @@ TEST_CASE("what a plugin prints cannot corrupt the channel, and is kept as its l
   CHECK_THAT(r.plugin_log, Catch::Contains("garbage on stdout 1999"));
 }
 
+TEST_CASE("bytes on the channel that are not the framing end the run") {
+  const TracePluginError garbage = import_error("channel");
+  CHECK_THAT(garbage.what(), Catch::Contains("importer org.test.crashing-importer sent bytes that are not the trace "
+                                              "plugin framing (end record at byte 0 claims 2147483647 bytes"));
+  CHECK_THAT(garbage.what(), Catch::EndsWith("nothing was imported"));
+  CHECK(garbage.failure() == TraceFailure::BrokeProtocol);
+}
+
+TEST_CASE("a crashing exporter leaves no file, not even a partial one") {
+  TempDir dir;
+  rt::prof::SessionData d;
+  d.ops.push_back({.start_ns = 0, .end_ns = 10, .thread = 1, .name = d.strings.intern("a")});
+  const fs::path out = dir.path() / "out.crash";
+  try {
+    export_with_plugin(crashing(), d, out, run_options());
+    FAIL("the export succeeded");
+  } catch (const TracePluginError& e) {
+    const std::string expected = fmt::format(
+        "exporter org.test.crashing-importer crashed (SIGSEGV) while writing {}; nothing was written", out.string());
+    CHECK(e.what() == expected);
+    CHECK(e.failure() == TraceFailure::Crashed);
+  }
+  CHECK(fs::is_empty(dir.path()));
+}
+
 TEST_CASE("slices that do not nest, or that the sink refuses, are not imported") {
   const TracePluginError overlap = import_error("overlap");
   CHECK_THAT(overlap.what(), Catch::Contains("produced a trace the host refuses"));
@@ -232,7 +257,7 @@ TEST_CASE("find_trace_plugins and find_exporter read manifests only") {
   for (const Manifest& m : importers) ids.push_back(m.id);
   CHECK(std::find(ids.begin(), ids.end(), "org.rustytorch.folded-stacks") != ids.end());
   CHECK(std::find(ids.begin(), ids.end(), "org.test.crashing-importer") != ids.end());
-  const std::vector<Manifest> exporters = find_trace_plugins(Kind::Exporter, {fs::path(RT_TRACE_FIXTURE_DIR)});
+  const std::vector<Manifest> exporters = find_trace_plugins(Kind::Exporter, {fs::path(RT_FIXTURE_PLUGIN_DIR)});
   CHECK(exporters.empty());
   const std::vector<Manifest> shipped = find_trace_plugins(Kind::Exporter, {fs::path(RT_SHIPPED_PLUGIN_DIR)});
   CHECK(find_exporter(shipped, "folded-stacks")->id == "org.rustytorch.folded-stacks");
@@ -267,12 +292,15 @@ TEST_CASE("importer checks find a parser that crashes on truncated files") {
   options.prefixes = 6;
   options.byte_flips = 0;
   const std::vector<ImporterFinding> findings = check_importer(crashing(), sample, options);
-  REQUIRE_FALSE(findings.empty());
-  for (const ImporterFinding& f : findings) {
-    CHECK(f.check == "truncated");
-    CHECK_THAT(f.message, Catch::Contains("crashed (SIGSEGV)"));
+  REQUIRE(findings.size() > 1);
+  // Its exporter crashes: the round trip finds that first.
+  CHECK(findings[0].check == "round trip");
+  CHECK_THAT(findings[0].message, Catch::StartsWith("exporter org.test.crashing-importer crashed (SIGSEGV)"));
+  for (size_t i = 1; i < findings.size(); ++i) {
+    CHECK(findings[i].check == "truncated");
+    CHECK_THAT(findings[i].message, Catch::StartsWith("sample.crash cut to its first"));
+    CHECK_THAT(findings[i].message, Catch::Contains("crashed (SIGSEGV)"));
   }
-  CHECK_THAT(findings.front().message, Catch::StartsWith("sample.crash cut to its first"));
 
   const std::vector<ImporterFinding> dead = check_importer(crashing(), dir.write("s.crash", "segv\n"), options);
   REQUIRE(dead.size() == 1);
