@@ -79,7 +79,7 @@
 // drains; batches waiting for a store that cannot keep up (bench/prof_live_bench measures its
 // rate) also stay in memory until written. With keep_in_memory = false (requires store_path)
 // each flush drops what it queued for the store: data() and snapshot() then hold the header,
-// metadata, threads and dropped_records but no op, GPU, memory, counter or step records
+// metadata, threads and dropped_records but no op, GPU, memory, counter, step or gradient histogram records
 // (counts() says how many were recorded), and memory stays bounded by one flush interval's
 // records.
 // Note [Sessions that give way]
