@@ -3,6 +3,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <set>
 
@@ -114,13 +115,13 @@ class GradientHistogramHook {
                             std::to_string(prof::kMaxGradientBins));
     if (name.empty()) throw py::value_error("record_gradients: a parameter name is empty");
     acc->add_post_accumulate_hook([name = std::move(name), bins, armed = armed_](const rt::Tensor& leaf) {
-      if (*armed) prof::record_gradient_histogram(name, leaf.grad(), bins);
+      if (armed->load(std::memory_order_relaxed)) prof::record_gradient_histogram(name, leaf.grad(), bins);
     });
   }
-  void remove() { *armed_ = false; }
+  void remove() { armed_->store(false, std::memory_order_relaxed); }
 
  private:
-  std::shared_ptr<bool> armed_ = std::make_shared<bool>(true);
+  std::shared_ptr<std::atomic<bool>> armed_ = std::make_shared<std::atomic<bool>>(true);  // read by backward threads
 };
 
 std::string text(const prof::SessionData& d, prof::StringId id) { return d.strings.at(id); }
