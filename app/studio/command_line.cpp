@@ -78,6 +78,14 @@ StudioOptions parse_command_line(int argc, char** argv) {
       ->needs(execute)
       ->group("Headless");
   app.add_flag("--run-all", options.run_all, "run every cell of NOTEBOOK once the kernel has started");
+  app.add_flag("--safe-mode", options.safe_mode, "start without loading any plugin")->group("Plugins");
+  app.add_option("--noload", options.noload, "do not load the plugin with this id (repeatable)")
+      ->type_name("ID")
+      ->group("Plugins");
+  app.add_option("--check-plugin", options.check_plugin,
+                 "check a panel plugin's folder: load it, draw frames offscreen, report (needs OpenGL: xvfb-run -a)")
+      ->type_name("DIR")
+      ->group("Plugins");
   app.add_flag("--exit-after-shown", options.exit_after_shown,
                "print the time from process start to the first painted window, then quit (benchmarks)")
       ->group("Testing");
@@ -121,7 +129,11 @@ StudioOptions parse_command_line(int argc, char** argv) {
   if (options.run_all && options.notebook.empty())
     throw CommandLineExit(2, "rtorch-studio: --run-all needs a notebook to run: rtorch-studio --run-all NOTEBOOK.ipynb\n"
                              "(for a run without a window use --execute IN.ipynb --output OUT.ipynb)\n");
-  for (std::string* path : {&options.notebook, &options.execute_input, &options.execute_output, &options.render_trace})
+  if (!options.check_plugin.empty() && (!options.notebook.empty() || !options.execute_input.empty() ||
+                                        !options.render_view.empty()))
+    throw usage_error("--check-plugin DIR checks a plugin; it takes no notebook, --execute or --render");
+  for (std::string* path : {&options.notebook, &options.execute_input, &options.execute_output, &options.render_trace,
+                            &options.check_plugin})
     *path = absolute(*path);
   options.render_session = absolute_session(options.render_session);
   return options;

@@ -4,6 +4,8 @@
 //   rtorch-studio --run-all NOTEBOOK.ipynb               open it and run every cell once the kernel is up
 //   rtorch-studio --execute IN.ipynb --output OUT.ipynb [--allow-errors] [--timeout S]   headless run
 //   rtorch-studio --render timeline|memory|scalars --session DB[:N]|DB:job=ID | --trace FILE --output PNG [--size WxH]
+//   rtorch-studio [--safe-mode] [--noload ID]... [NOTEBOOK.ipynb]    plugins: none, or all but these
+//   rtorch-studio --check-plugin DIR                     a panel plugin's checks, drawn offscreen (xvfb-run -a)
 //   rtorch-studio --help | --version
 //
 //   StudioOptions options = parse_command_line(argc, argv);   // throws CommandLineExit for help/version/errors
@@ -17,6 +19,7 @@
 // Qt, so the headless path never touches a display.
 #pragma once
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +39,10 @@ struct StudioOptions {
   std::string render_session;  // DB or DB:N (a store and a session id; without N the newest), DB:job=ID (a job's ranks)
   std::string render_trace;    // a Chrome/Perfetto trace instead of a store
   std::string render_size = "1600x900";
+  // Plugins (docs/plugins.md).
+  bool safe_mode = false;          // load no plugin
+  std::set<std::string> noload;    // plugin ids not to load
+  std::string check_plugin;        // a panel plugin's folder to check (no window; needs OpenGL like --render)
   // Hooks.
   bool exit_after_shown = false;
   int idle_ms_before_exit = 0;  // with exit_after_shown: then wait for the kernel to be idle this long, report RSS
@@ -43,6 +50,7 @@ struct StudioOptions {
 
   bool headless() const { return !execute_input.empty(); }
   bool render() const { return !render_view.empty(); }
+  bool checks_plugin() const { return !check_plugin.empty(); }
 };
 
 // Thrown for --help, --version (exit_code 0, message on stdout) and usage errors (exit_code 2, message on stderr).

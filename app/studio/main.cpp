@@ -6,9 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "check_plugin_command.h"
 #include "command_line.h"
 #include "headless_execute.h"
 #include "panels/builtin_panels.h"
+#include "plugin_host/studio_plugins.h"
+#include "shell/first_frame_probe.h"
+#include "shell/main_window.h"
 #include "render_command.h"
 #include "shell/studio_startup.h"
 
@@ -23,6 +27,7 @@ int main(int argc, char** argv) {
   }
   if (options.headless()) return execute_headless(options);
   if (options.render()) return render_to_png(options, argc, argv);
+  if (options.checks_plugin()) return check_panel_plugin(options, argc, argv);
 
   const auto set = [](const char* name) { const char* v = std::getenv(name); return v && *v; };
   if (!set("DISPLAY") && !set("WAYLAND_DISPLAY") && !set("QT_QPA_PLATFORM")) {
@@ -35,7 +40,16 @@ int main(int argc, char** argv) {
 
   QApplication app(argc, argv);
   configure_application(app);
-  StudioSession session(options, register_builtin_panels);
+  StudioPluginOptions plugin_options;
+  plugin_options.safe_mode = options.safe_mode;
+  plugin_options.noload = options.noload;
+  StudioSession session(options, [&](PanelRegistry& registry) {
+    register_builtin_panels(registry);
+    register_plugins(registry, plugin_options);  // plugin panels dock after the built-in ones
+  });
+  // Plugins' delayed_initialize waits for the first painted frame, so the window shows first.
+  auto* probe = new FirstFrameProbe(&session.window());
+  QObject::connect(probe, &FirstFrameProbe::firstFrame, [] { run_delayed_plugin_initialization(); });
   session.start();
   return app.exec();
 }

@@ -24,10 +24,14 @@ std::pair<std::string, std::string> split_name(const std::string& name) {
 
 void draw_norms(ImDrawList* dl, const ParameterSeries& p, ImVec2 min, ImVec2 max, float scale) {
   dl->AddRectFilled(min, max, IM_COL32(24, 26, 30, 255));
-  double top = 0;
+  // The norms' own range, padded, so a slow drift is visible (a 0-based axis would flatten it).
+  double bottom = HUGE_VAL, top = -HUGE_VAL;
   for (const StepHistogram& s : p.steps)
-    if (std::isfinite(s.norm)) top = std::max(top, s.norm);
-  if (top <= 0) top = 1;
+    if (std::isfinite(s.norm)) bottom = std::min(bottom, s.norm), top = std::max(top, s.norm);
+  if (!(top >= bottom)) bottom = 0, top = 1;
+  double pad = top > bottom ? (top - bottom) * 0.1 : std::max(std::fabs(top) * 0.05, 1e-12);
+  bottom -= pad;
+  top += pad;
   size_t n = p.steps.size();
   float w = max.x - min.x, h = max.y - min.y - 4 * scale;
   ImVec2 prev;
@@ -38,12 +42,12 @@ void draw_norms(ImDrawList* dl, const ParameterSeries& p, ImVec2 min, ImVec2 max
       dl->AddLine(ImVec2(x, min.y), ImVec2(x, max.y), IM_COL32(235, 80, 70, 200), 1.5f * scale);
       continue;
     }
-    ImVec2 pt(x, max.y - 2 * scale - float(s.norm / top) * h);
+    ImVec2 pt(x, max.y - 2 * scale - float((s.norm - bottom) / (top - bottom)) * h);
     if (i > 0 && std::isfinite(p.steps[i - 1].norm)) dl->AddLine(prev, pt, IM_COL32(240, 180, 80, 255), 1.5f * scale);
     prev = pt;
   }
-  char label[48];
-  std::snprintf(label, sizeof label, "norm  max %.3g", top);
+  char label[64];
+  std::snprintf(label, sizeof label, "gradient norm per step  %.4g .. %.4g", bottom + pad, top - pad);
   dl->AddText(ImVec2(min.x + 4 * scale, min.y + 2 * scale), IM_COL32(170, 170, 180, 255), label);
 }
 
@@ -115,7 +119,7 @@ class GradHistogramPanel final : public rt::plugin::Panel {
     ImGui::SameLine();
     ImGui::TextDisabled("  %zu steps · last step %lld · norm %.4g · range [%.3g, %.3g]%s", p.steps.size(),
                         (long long)last.step, last.norm, p.lo, p.hi,
-                        frame.session->live() ? " · live" : "");
+                        frame.session->live() ? " · recording" : "");
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImVec2 origin = ImGui::GetCursorScreenPos();
     ImVec2 avail = ImGui::GetContentRegionAvail();

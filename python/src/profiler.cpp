@@ -315,13 +315,14 @@ void bind_profiler(py::module_& parent) {
   py::class_<RecordingSession>(m, "Session")
       .def(py::init([](bool record_shapes, bool profile_memory, bool with_stack, std::string_view cupti,
                        std::string name, std::optional<std::filesystem::path> store) {
-             return std::make_unique<RecordingSession>(prof::SessionOptions{
-                 .record_shapes = record_shapes,
-                 .profile_memory = profile_memory,
-                 .with_stack = with_stack,
-                 .cupti = cupti_mode(cupti),
-                 .name = std::move(name),
-                 .store_path = store ? store->string() : std::string()});
+             prof::SessionOptions options;
+             options.record_shapes = record_shapes;
+             options.profile_memory = profile_memory;
+             options.with_stack = with_stack;
+             options.cupti = cupti_mode(cupti);
+             options.name = std::move(name);
+             options.store_path = store ? store->string() : std::string();
+             return std::make_unique<RecordingSession>(std::move(options));
            }),
            py::kw_only(), py::arg("record_shapes") = false, py::arg("profile_memory") = false,
            py::arg("with_stack") = false, py::arg("cupti") = "auto", py::arg("name") = "",

@@ -51,20 +51,25 @@ def test_list_shows_each_plugin_its_state_and_the_folders_searched(rtorch, plugi
 def test_disable_and_enable_are_kept_in_the_settings(rtorch, plugin_env):
     folder, env, add = plugin_env
     add("base")
+    def base_row():
+        rows = [json.loads(line) for line in rtorch("plugin", "list", "--json", env=env).stdout.splitlines()]
+        return next(row for row in rows if row["id"] == "org.test.base")
+
     assert rtorch("plugin", "disable", "org.test.base", env=env).returncode == 0
-    row = json.loads(rtorch("plugin", "list", "--json", env=env).stdout)
+    row = base_row()
     assert row["state"] == "disabled" and "disabled by the user" in row["error"]
     assert rtorch("plugin", "enable", "org.test.base", env=env).returncode == 0
-    assert json.loads(rtorch("plugin", "list", "--json", env=env).stdout)["state"] == "found"
+    assert base_row()["state"] == "found"
 
 
 def test_check_passes_a_good_plugin(rtorch, plugin_env):
     _, env, add = plugin_env
     r = rtorch("plugin", "check", add("base"), env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    for check in ("manifest", "load", "initialize", "self-test", "shutdown"):
+    for check in ("manifest", "load", "initialize", "self-test", "importer", "shutdown"):
         assert f"ok    {check}" in r.stdout
-    assert "all 5 checks passed" in r.stdout
+    assert "not fuzzed: no sample files" in r.stdout
+    assert "all 6 checks passed" in r.stdout
 
 
 @pytest.mark.parametrize("fixture, check, message", [
@@ -89,3 +94,36 @@ def test_check_of_a_folder_without_a_manifest_says_so(rtorch, tmp_path):
     r = rtorch("plugin", "check", tmp_path)
     assert r.returncode == 1
     assert "plugin.json: cannot be read" in r.stdout
+
+
+def test_check_of_a_panel_without_a_display_says_how_to_get_one(rtorch, plugin_env):
+    _, env, _ = plugin_env
+    panel = BUILD_DIR / "plugins" / "grad-histogram"
+    env = dict(env, DISPLAY="")
+    r = rtorch("plugin", "check", panel, env=env)
+    assert r.returncode == 1
+    assert "xvfb-run -a rtorch plugin check DIR" in r.stdout
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="xvfb-run is not installed (scripts/setup.sh installs it)")
+@pytest.mark.parametrize("folder, check, message", [
+    (None, None, None),
+    ("panel-throws", "draw", "the fixture panel lost its histogram cache"),
+    ("panel-old-sdk", "load", "built against panel SDK 0.9"),
+])
+def test_check_of_a_panel_draws_it_in_the_studio(rtorch, plugin_env, folder, check, message):
+    _, env, add = plugin_env
+    if not (BUILD_DIR / "bin" / "rtorch-studio").exists():
+        pytest.skip("rtorch-studio is not built in this tree")
+    path = BUILD_DIR / "plugins" / "grad-histogram" if folder is None else add(folder)
+    from conftest import RTORCH, run
+    r = run(["xvfb-run", "-a", RTORCH, "plugin", "check", "--json", path], env=env, timeout=300)
+    findings = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    if folder is None:
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert [f["check"] for f in findings] == ["manifest", "load", "initialize", "draw", "draw-session"]
+        assert "gradient histograms" in findings[-1]["detail"]
+    else:
+        assert r.returncode == 1, r.stdout + r.stderr
+        failed = [f for f in findings if not f["ok"]]
+        assert failed and failed[0]["check"] == check and message in failed[0]["detail"], findings

@@ -73,6 +73,7 @@ class SessionPicker : public QWidget {
   // Shows entry `index` of the list (as if the user chose it).
   bool choose(int index);
   int count() const;
+  int currentIndex() const { return current_; }  // the entry shown, -1 when none
   QString entryText(int index) const;
   QString errorText() const;
   QString statusText() const;  // what the toolbar says of the shown session ("recording…", "process exited", ...)
