@@ -104,7 +104,7 @@ mpi_backend_tests='backend mpi|test_mpi_group'
 asan_tests() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
-    RT_CUDA_EMULATED_WARP_ORDER=last run_ctest build-asan -L 'engine|kernels|cuda|profiler|remote|viz|dist' \
+    RT_CUDA_EMULATED_WARP_ORDER=last run_ctest build-asan -L 'engine|kernels|cuda|profiler|remote|plugins|viz|dist' \
     -E "^python: |$mpi_backend_tests"
 }
 # The Python suites against the sanitized extension, and the programs that embed CPython (the rtorch CLI, the
@@ -124,7 +124,7 @@ tsan_build() {
 # the project's own threads (collectors, flush and layout threads, allocators, tests' threads) all run.
 tsan_tests() {
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
-    run_ctest build-tsan -L 'engine|kernels|profiler|remote|viz|dist' -E "$mpi_backend_tests"
+    run_ctest build-tsan -L 'engine|kernels|profiler|remote|plugins|viz|dist' -E "$mpi_backend_tests"
 }
 
 nvcc_compile() {
