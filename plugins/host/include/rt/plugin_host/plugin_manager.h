@@ -23,7 +23,9 @@
 //    on the next start.
 // Op libraries are never unloaded; shutdown() calls each plugin's shutdown and leaves the code mapped.
 #pragma once
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,10 +63,14 @@ struct PluginRecord {
 std::vector<std::filesystem::path> default_search_paths();
 
 struct ManagerOptions {
+  std::string app = "rtorch";        // names this process's crash markers (rt/plugin_host/crash_marker.h)
   bool safe_mode = false;            // load nothing (records stay Found -> Disabled "safe mode")
   std::set<std::string> noload;      // ids not to load (--noload ID)
   std::set<std::string> disabled;    // ids the user switched off (the settings file)
   std::set<std::string> enabled;     // ids switched on although their manifest says enabled_by_default=false
+  // Called before each step runs a plugin's code: "load", "initialize", "extensions_initialized",
+  // "delayed_initialize", "shutdown" (a splash screen's status line; `rtorch plugin check` names a crash by it).
+  std::function<void(const std::string& id, const char* phase)> on_phase;
 };
 
 class PluginManager {
@@ -76,8 +82,13 @@ class PluginManager {
 
   // Reads every <path>/<folder>/plugin.json (missing paths are skipped). Call before loading.
   void discover(const std::vector<std::filesystem::path>& search_paths);
-  // Adds one plugin folder (or a plugin.json) directly, as `rtorch plugin check DIR` does.
-  PluginRecord& add(const std::filesystem::path& folder_or_manifest);
+  // Adds one plugin folder, its plugin.json, or its library file with plugin.json beside it, as
+  // `rtorch plugin check DIR` and load_plugin do. Adding a plugin already known (same id, same folder) returns
+  // its record; another folder with a known id is a duplicate (Invalid).
+  PluginRecord& add(const std::filesystem::path& path);
+  // Loads and initializes one added plugin (its dependencies must be initialized already) and runs its
+  // extensions_initialized and delayed_initialize: what load_plugin does for one plugin in a running process.
+  void load_one(std::string_view id);
 
   // Resolves dependencies, then loads and initializes each plugin in dependency order. Only plugins of
   // `kinds` are loaded (the CLI loads ops and importers, the studio everything); others stay Found.
@@ -86,7 +97,8 @@ class PluginManager {
   void delayed_initialize();
   void shutdown();
 
-  const std::vector<PluginRecord>& plugins() const { return records_; }
+  // Every plugin found, in discovery order. Records are never removed, so their addresses stay valid.
+  const std::deque<PluginRecord>& plugins() const { return records_; }
   const PluginRecord* find(std::string_view id) const;
   // The plugins, dependencies first (the order initialize ran in); only those that resolved.
   std::vector<const PluginRecord*> load_order() const;
@@ -95,10 +107,11 @@ class PluginManager {
   void resolve();
   void load(PluginRecord& r);
   void initialize(PluginRecord& r);
-  void disable_dependents(const std::string& failed_id);
+  void fail(PluginRecord& r, std::string error);
+  bool dependencies_ready(PluginRecord& r);
 
   ManagerOptions options_;
-  std::vector<PluginRecord> records_;
+  std::deque<PluginRecord> records_;
   std::vector<size_t> order_;  // indexes into records_, dependencies first
 };
 

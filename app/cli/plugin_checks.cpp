@@ -1,0 +1,81 @@
+#include "plugin_checks.h"
+
+#include <fmt/core.h>
+
+#include <cstring>
+
+#include "rt/plugin_host/plugin_manager.h"
+
+namespace rt::cli {
+namespace {
+
+using rt::plugin::PluginState;
+
+}  // namespace
+
+std::vector<CheckFinding> run_plugin_checks(const std::filesystem::path& dir,
+                                            const std::function<void(const std::string&)>& announce,
+                                            const std::function<void(const CheckFinding&)>& emit) {
+  std::vector<CheckFinding> all;
+  auto report = [&](std::string check, bool ok, std::string detail) {
+    all.push_back({std::move(check), ok, std::move(detail)});
+    emit(all.back());
+    return ok;
+  };
+
+  rt::plugin::ManagerOptions options;
+  options.app = "rtorch-check";
+  options.on_phase = [&](const std::string&, const char* phase) { announce(phase); };
+  rt::plugin::PluginManager pm(options);
+  pm.discover(rt::plugin::default_search_paths());  // for its dependencies
+  rt::plugin::PluginRecord& r = const_cast<rt::plugin::PluginRecord&>(pm.add(dir));
+  if (r.state == PluginState::Invalid) return report("load", false, r.error), all;
+  if (r.state == PluginState::Disabled) r.state = PluginState::Found;  // checking is asking for it explicitly
+  if (r.manifest.has_kind(rt::plugin::Kind::Panel))
+    return report("load", false,
+                  "panel plugins are checked by the studio, which hosts Dear ImGui: "
+                  "rtorch-studio --check-plugin DIR"),
+           all;
+
+  for (const rt::plugin::Dependency& d : r.manifest.dependencies) {
+    announce("dependencies");
+    try {
+      pm.load_one(d.id);
+    } catch (const std::exception& e) {
+      return report("dependencies", false, e.what()), all;
+    }
+    const rt::plugin::PluginRecord* dep = pm.find(d.id);
+    if (!dep || dep->state != PluginState::Running)
+      return report("dependencies", false, fmt::format("{}: {}", d.id, dep ? dep->error : "not installed")), all;
+  }
+
+  pm.load_one(r.manifest.id);
+  if (!r.info) return report("load", false, r.error), all;
+  report("load", true,
+         fmt::format("ABI {}.{} (host {}.{}), {:.1f} ms", r.info->abi_major, r.info->abi_minor, RT_PLUGIN_ABI_MAJOR,
+                     RT_PLUGIN_ABI_MINOR, r.load_ms));
+  if (r.state != PluginState::Running) return report("initialize", false, r.error), all;
+  report("initialize", true, fmt::format("{:.1f} ms, then extensions_initialized and delayed_initialize",
+                                         r.initialize_ms));
+
+  if (r.info->self_test) {
+    announce("self-test");
+    RtError error{};
+    RtStatus status = RT_STATUS_ERROR;
+    try {
+      status = r.info->self_test(rt::plugin::host_api(), &error);
+    } catch (...) {
+      std::strncpy(error.message, "threw a C++ exception across the C boundary", sizeof error.message - 1);
+    }
+    report("self-test", status == RT_STATUS_OK,
+           status == RT_STATUS_OK ? "passed" : fmt::format("failed: {}", error.message));
+  } else {
+    report("self-test", true, "none (RtPluginInfo.self_test is NULL)");
+  }
+
+  pm.shutdown();
+  report("shutdown", r.state == PluginState::Stopped, rt::plugin::state_name(r.state));
+  return all;
+}
+
+}  // namespace rt::cli
