@@ -213,7 +213,7 @@ struct SavedCall {
 
 TensorList run_backward(SavedCall& s, const autograd::Node* node, const TensorList& grads) {
   const OpInfo& op = *s.op;
-  if (autograd::GradMode::is_enabled())
+  if (rt::GradMode::is_enabled())
     throw rt::AutogradError(fmt::format(
         "{}: backward with create_graph=True through plugin op {} is not supported: the plugin's backward runs "
         "outside autograd (compute the higher-order gradient with the engine's own ops)",
@@ -331,7 +331,7 @@ std::vector<rt::Tensor> call_op(const OpInfo& op, const std::vector<OpValue>& gi
       tensors.push_back(std::get<1>(v));
       wants_grad = wants_grad || std::get<1>(v).requires_grad();
     }
-  wants_grad = wants_grad && autograd::GradMode::is_enabled();
+  wants_grad = wants_grad && rt::GradMode::is_enabled();
   if (wants_grad && !op.has_backward(dt)) {
     std::string have;
     if (op.has_backward(RT_DEVICE_CPU)) have = "cpu";
@@ -345,7 +345,7 @@ std::vector<rt::Tensor> call_op(const OpInfo& op, const std::vector<OpValue>& gi
   std::vector<rt::Tensor> results;
   {
     rt::OpGuard guard(op.qualified_name.c_str(), tensors);
-    autograd::NoGradGuard no_grad;
+    rt::NoGradGuard no_grad;
     LentArguments lent(args);
     std::vector<RtValue> returns(op.schema.returns.size());
     for (RtValue& r : returns) std::memset(&r, 0, sizeof r);

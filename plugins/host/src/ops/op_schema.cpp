@@ -123,10 +123,7 @@ class SchemaParser {
            !std::isspace(static_cast<unsigned char>(text_[pos_])))
       ++pos_;
     const std::string_view v = text_.substr(start, pos_ - start);
-    auto bad = [&](const char* expected) {
-      pos_ = start;
-      fail(fmt::format("default '{}' of '{}' is not {}", v, arg, expected));
-    };
+    auto bad = [&](const char* expected) { bad_default(start, v, arg, expected); };
     switch (t) {
       case ArgType::Tensor:
         pos_ = start;
@@ -138,6 +135,7 @@ class SchemaParser {
         if (v == "True") return true;
         if (v == "False") return false;
         bad("True or False");
+        break;
       case ArgType::Int: {
         int64_t i = 0;
         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
@@ -151,7 +149,11 @@ class SchemaParser {
         return d;
       }
     }
-    bad("valid");
+    bad_default(start, v, arg, "valid");
+  }
+  [[noreturn]] void bad_default(size_t start, std::string_view v, const std::string& arg, const char* expected) {
+    pos_ = start;
+    fail(fmt::format("default '{}' of '{}' is not {}", v, arg, expected));
   }
 
   OpArgument argument(const OpSchema& s) {
