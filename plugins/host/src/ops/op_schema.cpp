@@ -39,16 +39,18 @@ class SchemaParser {
       if (!accept(')')) {
         do {
           skip_space();
-          s.returns.push_back(result(s));
+          s.returns.push_back(result(s, true));
           skip_space();
         } while (accept(','));
         expect(')');
       }
     } else {
-      s.returns.push_back(result(s));
+      s.returns.push_back(result(s, false));
     }
     skip_space();
-    if (pos_ < text_.size()) fail(fmt::format("unexpected '{}' after the results", text_.substr(pos_)));
+    if (pos_ < text_.size())
+      fail(peek() == ',' ? std::string("write several results as (Tensor, Tensor)")
+                         : fmt::format("unexpected '{}' after the results", text_.substr(pos_)));
     return s;
   }
 
@@ -185,7 +187,7 @@ class SchemaParser {
     return a;
   }
 
-  OpReturn result(const OpSchema& s) {
+  OpReturn result(const OpSchema& s, bool in_tuple) {
     OpReturn r;
     const size_t start = pos_;
     const std::string word = is_name_start(peek()) ? name("a result type") : std::string();
@@ -204,7 +206,7 @@ class SchemaParser {
       }
     }
     skip_space();
-    if (is_name_start(peek())) name("a result name");  // "(Tensor values, Tensor indices)": names are documentation
+    if (in_tuple && is_name_start(peek())) name("a result name");  // "(Tensor values, Tensor indices)": documentation
     return r;
   }
 
