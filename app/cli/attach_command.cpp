@@ -87,7 +87,11 @@ class AttachCommand final : public Command {
     }
     std::vector<AttachedRank> ranks;
     for (const auto& m : all)
-      if (m.job == job_) ranks.push_back({m, std::nullopt, ""});
+      if (m.job == job_) {
+        AttachedRank rank;
+        rank.manifest = m;
+        ranks.push_back(std::move(rank));
+      }
     if (ranks.empty()) {
       fmt::print(stderr, "rtorch attach: no job '{}' on {}{}{}\n", job_, where, jobs.empty() ? "" : "; running: ",
                  fmt::format("{}", fmt::join(jobs, ", ")));

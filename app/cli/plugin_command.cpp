@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -164,6 +165,71 @@ void run_child_checks(const fs::path& dir, std::chrono::seconds timeout, CheckRu
                             fmt::format("the checking process exited with status {}", st.code)});
 }
 
+// Panels need Dear ImGui and OpenGL, which the studio has: `rtorch-studio --check-plugin DIR` (beside this
+// executable) runs their checks and prints "  ok    check   detail" lines, read back here as findings.
+void run_studio_checks(const fs::path& dir, std::chrono::seconds timeout, CheckRun& run) {
+  fs::path studio = fs::read_symlink("/proc/self/exe").parent_path() / "rtorch-studio";
+  std::error_code ec;
+  if (!fs::exists(studio, ec)) {
+    run.findings.push_back({"panel", false, fmt::format("panels are checked by the studio, and {} does not exist; "
+                                                        "build it (scripts/build.sh rtorch-studio)",
+                                                        studio.string())});
+    return;
+  }
+  const char* display = std::getenv("DISPLAY");
+  if (!display || !*display) {
+    run.findings.push_back({"panel", false, "a panel is drawn with OpenGL to check it, and there is no display: "
+                                            "xvfb-run -a rtorch plugin check DIR"});
+    return;
+  }
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  ChildSpec spec;
+  spec.argv = {studio.string(), "--check-plugin", dir.string()};
+  spec.stdout_fd = out[1];
+  spec.parent_death_signal = SIGKILL;
+  pid_t pid = spawn_child(spec);
+  close(out[1]);
+  std::string text;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd p{out[0], POLLIN, 0};
+    if (poll(&p, 1, int(std::min<int64_t>(left.count(), 1000))) <= 0) continue;
+    char chunk[4096];
+    ssize_t got = read(out[0], chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0 || text.size() > (1u << 20)) break;
+    text.append(chunk, size_t(got));
+  }
+  close(out[0]);
+  ExitStatus st = wait_child(pid);
+  std::string last;
+  for (size_t pos = 0, nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+    std::string line = text.substr(pos, nl - pos);
+    bool ok = line.rfind("  ok ", 0) == 0, failed = line.rfind("  FAIL ", 0) == 0;
+    if (!ok && !failed) continue;
+    std::string rest = line.substr(failed ? 7 : 5);
+    size_t a = rest.find_first_not_of(' ');
+    size_t b = a == std::string::npos ? std::string::npos : rest.find(' ', a);
+    if (b == std::string::npos) continue;
+    std::string check = rest.substr(a, b - a);
+    if (check == "manifest") continue;  // the parent read it already
+    size_t d = rest.find_first_not_of(' ', b);
+    run.findings.push_back({check, ok, d == std::string::npos ? "" : rest.substr(d)});
+    last = check;
+  }
+  if (st.signaled)
+    run.findings.push_back({last.empty() ? "load" : "draw", false,
+                            fmt::format("the panel crashed the studio's check ({})", signal_name(st.code))});
+  else if (st.code != 0 && (run.findings.empty() || run.findings.back().ok))
+    run.findings.push_back({"panel", false, fmt::format("rtorch-studio --check-plugin exited with status {}", st.code)});
+}
+
 int check_plugin(const fs::path& dir, bool json, std::chrono::seconds timeout) {
   CheckRun run;
   rt::plugin::Manifest manifest;
@@ -182,7 +248,10 @@ int check_plugin(const fs::path& dir, bool json, std::chrono::seconds timeout) {
   }
   size_t printed = run.findings.size();
   try {
-    run_child_checks(dir, timeout, run);
+    if (manifest.has_kind(rt::plugin::Kind::Panel))
+      run_studio_checks(dir, timeout, run);
+    else
+      run_child_checks(dir, timeout, run);
   } catch (const std::exception& e) {
     run.findings.push_back({"child", false, e.what()});
   }

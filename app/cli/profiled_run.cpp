@@ -130,12 +130,13 @@ bool label_launched_rank(ProfileRequest& request) {
 int run_profiled(const ProfileRequest& request, const std::function<int()>& target) {
   if (active_run) throw std::logic_error("run_profiled: a profiled run is already in progress");
   if (!trace_folder_exists(request.trace_path)) return 1;
-  ProfiledRun run{request,
-                  rt::prof::Session({.record_shapes = request.record_shapes,
-                                     .profile_memory = request.profile_memory,
-                                     .name = request.name,
-                                     .store_path = request.store_path,
-                                     .metadata = request.metadata})};
+  rt::prof::SessionOptions options;
+  options.record_shapes = request.record_shapes;
+  options.profile_memory = request.profile_memory;
+  options.name = request.name;
+  options.store_path = request.store_path;
+  options.metadata = request.metadata;
+  ProfiledRun run{request, rt::prof::Session(options)};
   try {
     run.session.start();
   } catch (const std::exception& e) {

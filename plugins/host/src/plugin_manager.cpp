@@ -462,6 +462,11 @@ void PluginManager::shutdown() {
   }
 }
 
+void PluginManager::mark_failed(std::string_view id, std::string error) {
+  for (PluginRecord& r : records_)
+    if (r.manifest.id == id && r.state != PluginState::Invalid) return fail(r, std::move(error));
+}
+
 std::vector<const PluginRecord*> PluginManager::load_order() const {
   std::vector<const PluginRecord*> out;
   for (size_t k : order_) out.push_back(&records_[k]);
@@ -473,9 +478,13 @@ PluginManager& process_plugins() {
   return *manager;
 }
 
+std::unique_lock<std::recursive_mutex> lock_process_plugins() {
+  static std::recursive_mutex mutex;
+  return std::unique_lock<std::recursive_mutex>(mutex);
+}
+
 const PluginRecord& load_plugin(const std::filesystem::path& path) {
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
+  auto lock = lock_process_plugins();
   PluginManager& pm = process_plugins();
   PluginRecord& r = pm.add(path);
   if (r.state == PluginState::Invalid) throw std::runtime_error(r.error);

@@ -26,6 +26,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -76,6 +77,8 @@ struct ManagerOptions {
 class PluginManager {
  public:
   explicit PluginManager(ManagerOptions options = {});
+  // Replaces the options; only for plugins added after the call (call it before discover).
+  void set_options(ManagerOptions options) { options_ = std::move(options); }
   ~PluginManager();  // does not shut down: call shutdown() where the order matters
   PluginManager(const PluginManager&) = delete;
   PluginManager& operator=(const PluginManager&) = delete;
@@ -97,6 +100,10 @@ class PluginManager {
   void delayed_initialize();
   void shutdown();
 
+  // A host that found a loaded plugin unusable (a panel built against another studio SDK, a panel whose draw
+  // threw) marks it Failed with the reason, as the Plugins dialog then shows.
+  void mark_failed(std::string_view id, std::string error);
+
   // Every plugin found, in discovery order. Records are never removed, so their addresses stay valid.
   const std::deque<PluginRecord>& plugins() const { return records_; }
   const PluginRecord* find(std::string_view id) const;
@@ -117,6 +124,9 @@ class PluginManager {
 
 // The process's manager: what Python's rt.ops.load_library, the CLI and the studio use.
 PluginManager& process_plugins();
+// Held while reading or changing process_plugins() from more than one thread (the studio's GUI thread lists
+// what the notebook's interpreter thread may be loading with rt.ops.load_library); load_plugin takes it.
+std::unique_lock<std::recursive_mutex> lock_process_plugins();
 // Loads one plugin into process_plugins() and initializes it: its folder, its plugin.json, or its library
 // file with the plugin.json beside it (torch.ops.load_library's habit). Loading the same plugin again
 // returns the same record. Throws std::runtime_error with the record's error when it failed.
