@@ -7,6 +7,14 @@
 
 #include "gelu_math.h"
 
+// The float32 row loops are compiled twice, for AVX2 and for the build's baseline, and the loader
+// picks one for the machine (GCC's target_clones, an ifunc). Sanitizer builds keep one copy.
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define FBG_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FBG_CPU_CLONES
+#endif
+
 namespace fbg {
 namespace {
 
@@ -17,15 +25,29 @@ int threads_for(int64_t rows, int64_t n) {
   return int(std::min<int64_t>(omp_get_max_threads(), rows));
 }
 
+FBG_CPU_CLONES void forward_row(const float* x, const float* b, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] = gelu(x[j] + b[j]);
+}
+void forward_row(const double* x, const double* b, double* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] = gelu(x[j] + b[j]);
+}
+
+// gx = gy * gelu'(x + b) for one row, and acc += gx (acc may be nullptr).
+FBG_CPU_CLONES void backward_row(const float* x, const float* b, const float* gy, float* gx, double* acc, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) gx[j] = gy[j] * gelu_grad(x[j] + b[j]);
+  if (acc)
+    for (int64_t j = 0; j < n; ++j) acc[j] += double(gx[j]);
+}
+void backward_row(const double* x, const double* b, const double* gy, double* gx, double* acc, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) gx[j] = gy[j] * gelu_grad(x[j] + b[j]);
+  if (acc)
+    for (int64_t j = 0; j < n; ++j) acc[j] += gx[j];
+}
+
 template <typename T>
 void forward(const T* x, const T* b, T* y, int64_t rows, int64_t n) {
 #pragma omp parallel for schedule(static) num_threads(threads_for(rows, n))
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * n;
-    T* yr = y + r * n;
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) yr[j] = gelu(T(xr[j] + b[j]));
-  }
+  for (int64_t r = 0; r < rows; ++r) forward_row(x + r * n, b, y + r * n, n);
 }
 
 // Each thread sums its rows' gx into its own slice of `partial` (double), and the slices are added in thread
@@ -36,20 +58,9 @@ void backward(const T* x, const T* b, const T* gy, T* gx, T* gb, int64_t rows, i
   std::vector<double> partial(gb ? size_t(threads) * size_t(n) : 0, 0.0);
 #pragma omp parallel num_threads(threads)
   {
-    const int t = omp_get_thread_num();
-    double* acc = gb ? partial.data() + size_t(t) * size_t(n) : nullptr;
+    double* acc = gb ? partial.data() + size_t(omp_get_thread_num()) * size_t(n) : nullptr;
 #pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* xr = x + r * n;
-      const T* gyr = gy + r * n;
-      T* gxr = gx + r * n;
-#pragma omp simd
-      for (int64_t j = 0; j < n; ++j) gxr[j] = gyr[j] * gelu_grad(T(xr[j] + b[j]));
-      if (acc) {
-#pragma omp simd
-        for (int64_t j = 0; j < n; ++j) acc[j] += double(gxr[j]);
-      }
-    }
+    for (int64_t r = 0; r < rows; ++r) backward_row(x + r * n, b, gy + r * n, gx + r * n, acc, n);
   }
   if (!gb) return;
   for (int64_t j = 0; j < n; ++j) {
