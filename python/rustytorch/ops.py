@@ -2,6 +2,7 @@
 
     import rustytorch as rt
     rt.ops.load_library("build/plugins/fused-bias-gelu")   # a plugin folder, its plugin.json, or its .so
+    rt.ops.load_library("org.rustytorch.fused-bias-gelu")  # or its id, found in the plugin search paths
     y = rt.ops.rtx.fused_bias_gelu(x, b)                    # profiled, recorded by autograd, under autocast
     y.grad_fn                                               # <FusedBiasGeluBackward0>
     rt.ops.registered()                                     # [OpInfo(name='rtx::fused_bias_gelu', ...)]
@@ -53,8 +54,10 @@ class OpInfo:
 
 def load_library(path) -> dict:
     """Loads and initializes the plugin at `path` (its folder, its plugin.json, or its library with plugin.json
-    beside it) and registers its ops; loading it again returns the same plugin. Returns {"id", "version",
-    "folder", "namespaces", "ops"}. Raises RuntimeError with the plugin manager's message when it fails."""
+    beside it) and registers its ops; loading it again returns the same plugin. `path` may also be a plugin's id
+    ("org.rustytorch.fused-bias-gelu"), found in the plugin search paths (the build's or install's plugins,
+    ~/.local/share/rustytorch/plugins, $RT_PLUGIN_PATH). Returns {"id", "version", "folder", "namespaces", "ops"}.
+    Raises RuntimeError with the plugin manager's message when it fails."""
     return dict(_ops.load_library(os.fspath(path)))
 
 

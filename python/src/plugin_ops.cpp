@@ -1,12 +1,15 @@
 // rt.ops: plugin ops from Python (the C++ side of rustytorch/ops.py).
-//   _C._ops.load_library(path) -> {"id", "version", "namespaces", "ops"}   (rt::plugin::load_plugin)
+//   _C._ops.load_library(path or id) -> {"id", "version", "namespaces", "ops"}   (rt::plugin::load_plugin)
 //   _C._ops.registered()       -> [{"name", "namespace", "schema", "plugin", ...}, ...]
 //   _C._ops.call("rtx::fused_bias_gelu", x, b)                           (rt::plugin::call_op)
 // Arguments bind as Python binds them: positionally, then by keyword, then the schema's defaults; each must
 // have its schema type (TypeError naming the op and the argument otherwise).
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "bind.h"
+#include "rt/plugin_host/manifest.h"
 #include "rt/plugin_host/op_registry.h"
 #include "rt/plugin_host/plugin_manager.h"
 
@@ -88,6 +91,33 @@ const rp::OpInfo& op_named(const std::string& name) {
   return *op;
 }
 
+// A path as given; a plugin id ("org.rustytorch.fused-bias-gelu"), where no such path exists, is looked up in
+// the plugin search paths (rt::plugin::default_search_paths) by each folder's plugin.json.
+std::filesystem::path resolve_plugin(const std::string& path_or_id) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path_or_id, ec) || path_or_id.find('/') != std::string::npos ||
+      path_or_id.find('.') == std::string::npos)
+    return path_or_id;
+  std::string searched;
+  for (const fs::path& dir : rp::default_search_paths()) {
+    searched += (searched.empty() ? "" : ", ") + dir.string();
+    if (!fs::is_directory(dir, ec)) continue;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+      const fs::path manifest = entry.path() / "plugin.json";
+      if (!fs::exists(manifest, ec)) continue;
+      try {
+        if (rp::read_manifest(manifest).id == path_or_id) return entry.path();
+      } catch (const rp::ManifestError&) {
+        // a broken manifest is another plugin's problem; `rtorch plugin list` shows it
+      }
+    }
+  }
+  throw py::value_error(fmt::format("rt.ops.load_library: '{}' is neither a path nor the id of a plugin in the "
+                                    "search paths ({}); pass the plugin's folder, its plugin.json or its library",
+                                    path_or_id, searched.empty() ? "none" : searched));
+}
+
 py::dict describe(const rp::OpInfo& op) {
   py::dict d;
   d["name"] = op.qualified_name;
@@ -115,7 +145,8 @@ py::dict describe(const rp::OpInfo& op) {
 void bind_plugin_ops(py::module_& m) {
   m.def(
       "load_library",
-      [](const std::string& path) {
+      [](const std::string& path_or_id) {
+        const std::filesystem::path path = resolve_plugin(path_or_id);
         const rp::PluginRecord* record;
         {
           py::gil_scoped_release release;

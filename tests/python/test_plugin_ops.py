@@ -38,6 +38,11 @@ def test_load_library_takes_a_folder_its_manifest_or_its_library_and_loads_once(
     assert a["ops"] == ["rtx::fused_bias_gelu"]
     with pytest.raises(RuntimeError, match="nowhere"):
         rt.ops.load_library("/nowhere/at/all")
+    # By id, from the search paths (a build tree's build/plugins is one).
+    assert rt.ops.load_library("org.rustytorch.fused-bias-gelu") == a
+    with pytest.raises(ValueError, match=r"'org.example.absent' is neither a path nor the id of a plugin in the "
+                                         r"search paths \(.*plugins"):
+        rt.ops.load_library("org.example.absent")
 
 
 def test_registered_lists_each_op_with_its_schema_plugin_and_devices():
