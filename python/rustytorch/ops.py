@@ -95,7 +95,8 @@ class PluginOp:
 
 
 class OpNamespace:
-    """rt.ops.<namespace>: its ops as attributes."""
+    """rt.ops.<namespace>: its ops as attributes. Ops are never unregistered, so an op found once is kept as an
+    attribute of the namespace: later lookups cost what any attribute costs."""
 
     def __init__(self, name: str):
         self._name = name
@@ -108,7 +109,9 @@ class OpNamespace:
             raise AttributeError(op)
         for info in self._ops():
             if info.op == op:
-                return PluginOp(info)
+                found = PluginOp(info)
+                setattr(self, op, found)
+                return found
         known = ", ".join(o.op for o in self._ops()) or "none"
         raise AttributeError(
             f"rt.ops.{self._name} has no op '{op}' (its ops: {known}); a plugin that defines it must be loaded "
@@ -125,7 +128,9 @@ def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     if name in _namespaces():
-        return OpNamespace(name)
+        namespace = OpNamespace(name)
+        globals()[name] = namespace  # found once, then a plain module attribute
+        return namespace
     known = ", ".join(_namespaces()) or "none loaded"
     raise AttributeError(
         f"rt.ops has no namespace '{name}' (namespaces: {known}); load the plugin that defines it with "

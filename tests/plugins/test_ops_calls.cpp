@@ -171,6 +171,11 @@ TEST_CASE("a device without a kernel, a missing backward, and failing kernels ar
                       "fails (as asked)"));
   CHECK_THAT(message_of<rt::Error>([&] { call_op("rtx_test::throws", {x}); }),
              Contains("rtx_test::throws (cpu kernel): throws: a std::logic_error from the kernel"));
+  rt::Tensor xb = rt::testing::random({2, 3}).requires_grad_();
+  rt::Tensor out = call_op("rtx_test::bad_backward", {xb}).at(0);
+  CHECK_THAT(message_of<rt::ValueError>([&] { out.sum().backward(); }),
+             Contains("plugin org.rustytorch.test.ops-fixture: rtx_test::bad_backward (cpu backward): bad_backward: "
+                      "fails after setting a gradient"));
   rt::Tensor y = rt::testing::random({3}, rt::kFloat32);
   CHECK_THAT(message_of<rt::Error>([&] { call_op("rtx_test::bad_alias", {y}); }),
              Contains("the schema says result 0 is argument 'self' (position 1), but its kernel returned a new tensor"));

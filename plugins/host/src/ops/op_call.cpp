@@ -251,12 +251,21 @@ TensorList run_backward(SavedCall& s, const autograd::Node* node, const TensorLi
   RtError error;
   error.message[0] = '\0';
   const RtStatus status = op.def.backward[dt](&call, &error);
+  // A failing backward keeps what it allocated (see Note [Failed calls] in op_registry.h).
+  if (status != RT_STATUS_OK) throw_kernel_error(op, status, error, "backward", s.device);
   std::vector<rt::Tensor> taken(args.size());
+  std::string problem;
   for (size_t i = 0; i < grad_args.size(); ++i) {
-    if (!grad_args[i] || lent.index_of(grad_args[i]) >= 0 || lent_results.index_of(grad_args[i]) >= 0) continue;
+    if (!grad_args[i]) continue;
+    if (lent.index_of(grad_args[i]) >= 0 || lent_results.index_of(grad_args[i]) >= 0 ||
+        std::find(grad_returns.begin(), grad_returns.end(), grad_args[i]) != grad_returns.end()) {
+      problem = fmt::format("its backward set a lent handle as the gradient of {}; give a new tensor "
+                            "(tensor_empty)", arg_label(op, i));
+      continue;
+    }
     taken[i] = take_tensor_handle(grad_args[i]);
   }
-  if (status != RT_STATUS_OK) throw_kernel_error(op, status, error, "backward", s.device);
+  if (!problem.empty()) throw rt::Error(fmt::format("plugin {}: {}: {}", op.plugin_id, op.qualified_name, problem));
   TensorList out;
   for (size_t i : s.tensor_args) out.push_back(s.needs_grad[i] ? taken[i] : rt::Tensor());
   return out;

@@ -428,7 +428,17 @@ inline RtStatus backward_trampoline(const RtBackwardCall* call, RtError* error) 
     if (d < 0 || d >= RT_DEVICE_TYPE_COUNT || !entry->backward[d])
       throw Error(concat("no backward for device type ", d), RT_STATUS_UNSUPPORTED);
     BackwardContext ctx(call);
-    entry->backward[d](ctx);
+    try {
+      entry->backward[d](ctx);
+    } catch (...) {
+      // Gradients set before the failure are ours to release: the host ignores grad_args[] on failure.
+      for (size_t i = 0; i < call->num_args; ++i)
+        if (call->grad_args[i]) {
+          call->host->tensor_release(call->grad_args[i]);
+          call->grad_args[i] = nullptr;
+        }
+      throw;
+    }
   });
 }
 

@@ -28,6 +28,12 @@
 // RT_STATUS_UNSUPPORTED, OutOfMemoryError for RT_STATUS_OUT_OF_MEMORY) carrying the plugin id, the op and the
 // plugin's message.
 //
+// Note [Failed calls]
+// A kernel or backward that returns anything but RT_STATUS_OK keeps ownership of every handle it allocated: the
+// host ignores returns[] and grad_args[] then (the SDK releases what it put there). On success the host takes
+// every handle in them that is not one it lent (a result aliasing an argument is that argument's own handle; a
+// gradient must be a new tensor).
+//
 // Op libraries are never unloaded: the strings and tables a library registered stay valid for the process.
 #pragma once
 #include <cstdint>
