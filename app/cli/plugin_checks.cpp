@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "rt/plugin_host/importer_checks.h"
 #include "rt/plugin_host/plugin_manager.h"
 
 namespace rt::cli {
@@ -71,6 +72,26 @@ std::vector<CheckFinding> run_plugin_checks(const std::filesystem::path& dir,
            status == RT_STATUS_OK ? "passed" : fmt::format("failed: {}", error.message));
   } else {
     report("self-test", true, "none (RtPluginInfo.self_test is NULL)");
+  }
+
+  if (r.manifest.has_kind(rt::plugin::Kind::Importer)) {
+    // Round trip and fuzzing over the plugin's own samples, each run out of process (importer_checks.h).
+    std::vector<std::filesystem::path> samples = rt::plugin::importer_samples(r.manifest);
+    if (samples.empty())
+      report("importer", true,
+             fmt::format("not fuzzed: no sample files in {}/samples (add one to have the importer round-tripped "
+                         "and fed truncated and corrupted copies)",
+                         r.manifest.folder().string()));
+    for (const std::filesystem::path& sample : samples) {
+      announce("importer");
+      std::vector<rt::plugin::ImporterFinding> findings = rt::plugin::check_importer(r.manifest, sample);
+      for (const auto& f : findings) report(f.check, false, fmt::format("{}: {}", sample.filename().string(), f.message));
+      if (findings.empty())
+        report("importer", true,
+               fmt::format("{}: imports, {}truncated and byte-flipped copies import or are refused cleanly",
+                           sample.filename().string(),
+                           r.manifest.has_kind(rt::plugin::Kind::Exporter) ? "round-trips through the exporter, " : ""));
+    }
   }
 
   pm.shutdown();

@@ -1,5 +1,6 @@
 // `rtorch trace list|export|import|summary`: the profiler's session store and Chrome traces on the
-// command line (trace_source.h reads, trace_report.h formats, progress_line.h shows progress).
+// command line (trace_source.h reads, trace_report.h formats, progress_line.h shows progress). Other formats
+// come from importer and exporter plugins, run out of process (trace_plugin_io.h picks the plugin).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -7,8 +8,11 @@
 
 #include "command.h"
 #include "progress_line.h"
+#include "rt/error.h"
+#include "rt/plugin_host/trace_plugins.h"
 #include "rt/prof/chrome_trace.h"
 #include "rt/prof/store.h"
+#include "trace_plugin_io.h"
 #include "trace_report.h"
 #include "trace_source.h"
 
@@ -35,15 +39,30 @@ class TraceCommand final : public Command {
     list_ = app.add_subcommand("list", "List the sessions of a store (id, created, duration, complete, counts)");
     list_->add_option("store", store_path_, "Session store (.sqlite)")->required()->type_name("DB");
 
-    export_ = app.add_subcommand("export", "Write a stored session as a Chrome/Perfetto trace");
-    export_->add_option("store", store_path_, "Session store (.sqlite)")->required()->type_name("DB");
-    export_session_ = export_->add_option("--session", session_, "Session id (default: the latest)")->type_name("N");
-    export_->add_option("-o,--output", output_, "Trace to write (.json, or .json.gz for gzip)")
+    export_ = app.add_subcommand("export", "Write a session as a Chrome/Perfetto trace, or another format through "
+                                           "an exporter plugin (--format folded-stacks)");
+    export_->add_option("source", input_, "Session store (.sqlite), or a trace file (.json/.json.gz)")
         ->required()
-        ->type_name("OUT.json");
+        ->type_name("DB|TRACE");
+    export_session_ = export_->add_option("--session", session_, "Session id (default: the latest)")->type_name("N");
+    export_->add_option("-o,--output", output_, "File to write (.json, .json.gz for gzip, or the plugin's format)")
+        ->required()
+        ->type_name("OUT");
+    export_->add_option("--format", format_,
+                        "chrome, or a format an exporter plugin writes, e.g. folded-stacks (default: from OUT's "
+                        "extension)")
+        ->type_name("FORMAT");
+    export_->add_option("--plugin", plugin_id_, "Exporter plugin to use, by id (run out of process)")->type_name("ID");
 
-    import_ = app.add_subcommand("import", "Add a Chrome trace (ours, PyTorch's, Perfetto's) to a store");
-    import_->add_option("trace", input_, "Trace to read (.json or .json.gz)")->required()->type_name("IN.json");
+    import_ = app.add_subcommand("import", "Add a trace to a store: Chrome traces (ours, PyTorch's, Perfetto's), "
+                                           "or any format an importer plugin reads (run out of process)");
+    import_->add_option("trace", input_, "Trace to read (.json, .json.gz, or a plugin's format)")
+        ->required()
+        ->type_name("FILE");
+    import_->add_option("--plugin", plugin_id_,
+                        "Importer plugin to use, by id (default: the built-in reader for Chrome traces, else the "
+                        "plugin whose detect is most sure)")
+        ->type_name("ID");
     import_store_ = import_->add_option("--store", store_path_, "Store to add it to (created when missing; default: "
                                         + rt::prof::Store::default_path().string() + ")")
                         ->type_name("DB");
@@ -85,13 +104,25 @@ class TraceCommand final : public Command {
   }
 
   int export_trace() {
-    const rt::prof::Store store = open_existing_store(store_path_);
-    const int64_t id = pick_session(store, given(export_session_, session_));
-    const rt::prof::SessionData data = store.load_session(id);
+    const bool chrome = format_ == "chrome" || (format_.empty() && plugin_id_.empty() && is_trace_file(output_));
+    std::optional<rt::plugin::Manifest> exporter;
+    if (!chrome) exporter = exporter_plugin(format_, plugin_id_, output_);  // fails before a long load
+    LoadedSession loaded;
+    {
+      ProgressLine progress("import");
+      loaded = load_store_or_trace(input_, given(export_session_, session_), progress.callback());
+      progress.finish();
+    }
+    if (exporter) {
+      const rt::plugin::TraceExport r = rt::plugin::export_with_plugin(*exporter, loaded.data, output_);
+      fmt::print("exported {} to {} with {} (format {}): {} slices, {} bytes\n", loaded.origin, output_,
+                 exporter->id, r.format, r.slices, r.bytes);
+      return 0;
+    }
     ProgressLine progress("export");
-    const auto stats = rt::prof::export_chrome_trace(data, output_, {.progress = progress.callback()});
+    const auto stats = rt::prof::export_chrome_trace(loaded.data, output_, {.progress = progress.callback()});
     progress.finish();
-    fmt::print("exported session {} to {}: {} events, {} bytes of JSON", id, output_, stats.events, stats.bytes);
+    fmt::print("exported {} to {}: {} events, {} bytes of JSON", loaded.origin, output_, stats.events, stats.bytes);
     if (stats.clamped_ops > 0) fmt::print(", {} slices clamped to nest in their parent", stats.clamped_ops);
     fmt::print("\n");
     return 0;
@@ -102,12 +133,25 @@ class TraceCommand final : public Command {
         import_store_->count() > 0 ? store_path_ : rt::prof::Store::default_path().string();
     std::error_code ec;
     if (!std::filesystem::exists(input_, ec)) {
-      fmt::print(stderr, "rtorch trace import: '{}' does not exist; give the path of a Chrome trace (.json or .json.gz)\n",
+      fmt::print(stderr, "rtorch trace import: '{}' does not exist; give the path of a Chrome trace (.json or "
+                 ".json.gz) or of a file an importer plugin reads\n",
                  input_);
       return 1;
     }
     // Open the store first: a bad store fails before a long import.
     rt::prof::Store store = rt::prof::Store::open(store_path);
+    std::optional<rt::plugin::Manifest> importer;
+    if (!plugin_id_.empty()) {
+      importer = importer_plugin(plugin_id_);
+    } else if (!is_trace_file(input_)) {
+      std::string tried;
+      importer = detect_plugin_importer(input_, tried);
+      if (!importer && !looks_like_chrome_trace(input_))
+        throw rt::Error(fmt::format("'{}' is not a Chrome trace and no importer plugin recognises it ({}); give "
+                                    "--plugin ID to choose one",
+                                    input_, tried));
+    }
+    if (importer) return import_with_plugin(*importer, store, store_path);
     ProgressLine progress("import");
     rt::prof::ChromeImport imported = rt::prof::import_chrome_trace(input_, {.progress = progress.callback()});
     progress.finish();
@@ -121,6 +165,21 @@ class TraceCommand final : public Command {
     fmt::print("repairs: {} slices clamped into their parent, {} \"X\" without dur, {} with a negative duration, "
                "{} \"E\" without \"B\", {} \"B\" without \"E\"\n",
                r.clamped_slices, r.missing_dur, r.negative_dur, r.unmatched_end, r.unclosed_begin);
+    return 0;
+  }
+
+  int import_with_plugin(const rt::plugin::Manifest& importer, rt::prof::Store& store, const std::string& store_path) {
+    rt::plugin::TraceImport imported = rt::plugin::import_with_plugin(importer, input_);
+    rt::prof::SessionData& session = imported.session;
+    session.name = !session_name_.empty() ? session_name_ : std::filesystem::path(input_).filename().string();
+    session.metadata["imported_from"] = std::filesystem::absolute(input_).string();
+    session.metadata["importer"] = importer.id;
+    session.metadata["format"] = imported.format;
+    const int64_t id = store.save_session(session);
+    fmt::print("imported {} as session {} of {}\n", input_, id, store_path);
+    fmt::print("importer: {} {} (format {}), run out of process\n", importer.id, importer.version.str(),
+               imported.format);
+    fmt::print("slices: {} on {} threads\n", session.ops.size(), session.threads.size());
     return 0;
   }
 
@@ -141,7 +200,7 @@ class TraceCommand final : public Command {
   CLI::Option* export_session_ = nullptr;
   CLI::Option* summary_session_ = nullptr;
   CLI::Option* import_store_ = nullptr;
-  std::string store_path_, input_, output_, session_name_;
+  std::string store_path_, input_, output_, session_name_, format_, plugin_id_;
   int64_t session_ = 0;
   SummaryOptions summary_options_;
 };

@@ -3,13 +3,16 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <set>
 
 #include "bind.h"
 #include "rt/allocator.h"
+#include "rt/autograd/node.h"
 #include "rt/prof/chrome_trace.h"
 #include "rt/prof/counters.h"
+#include "rt/prof/gradient_histograms.h"
 #include "rt/prof/record_function.h"
 #include "rt/prof/session.h"
 #include "rt/prof/store.h"
@@ -97,6 +100,30 @@ class OpenMemoryCategory {
   std::unique_ptr<rt::MemoryCategoryGuard> guard_;
 };
 
+// A parameter's gradient histogram recorded after every accumulation into its .grad (profile(record_gradients=
+// model)): a C++ post-accumulate hook on the parameter's AccumulateGrad node, so the backward never takes the GIL
+// for it. remove() disarms it (hooks cannot be taken off a node); the node itself is kept alive by the package.
+class GradientHistogramHook {
+ public:
+  GradientHistogramHook(const std::shared_ptr<rt::autograd::Node>& node, std::string name, int bins) {
+    auto* acc = dynamic_cast<rt::autograd::AccumulateGrad*>(node.get());
+    if (!acc)
+      throw py::type_error("gradient histograms hook the parameter's AccumulateGrad node (p.expand_as(p).grad_fn."
+                           "next_functions[0][0]); got " + (node ? node->name() : std::string("None")));
+    if (bins < 1 || bins > prof::kMaxGradientBins)
+      throw py::value_error("record_gradients: bins is " + std::to_string(bins) + "; it must be 1 to " +
+                            std::to_string(prof::kMaxGradientBins));
+    if (name.empty()) throw py::value_error("record_gradients: a parameter name is empty");
+    acc->add_post_accumulate_hook([name = std::move(name), bins, armed = armed_](const rt::Tensor& leaf) {
+      if (armed->load(std::memory_order_relaxed)) prof::record_gradient_histogram(name, leaf.grad(), bins);
+    });
+  }
+  void remove() { armed_->store(false, std::memory_order_relaxed); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> armed_ = std::make_shared<std::atomic<bool>>(true);  // read by backward threads
+};
+
 std::string text(const prof::SessionData& d, prof::StringId id) { return d.strings.at(id); }
 
 const char* op_kind_name(prof::OpKind k) {
@@ -173,6 +200,16 @@ py::dict export_chrome(const prof::SessionData& d, const std::filesystem::path& 
 // Step numbers continue across the recording windows of a schedule (ProfilerStep#N is global).
 void renumber_steps(prof::SessionData& d, int64_t first) {
   for (prof::StepRecord& s : d.steps) s.step += first;
+  for (prof::GradientHistogramRecord& h : d.gradient_histograms)
+    if (h.step >= 0) h.step += first;
+}
+
+py::list gradient_histograms(const prof::SessionData& d) {
+  py::list out;
+  for (const prof::GradientHistogramRecord& h : d.gradient_histograms)
+    out.append(py::make_tuple(h.step, h.time_ns, text(d, h.name), h.numel, h.norm, h.lo, h.hi, h.nan_count,
+                              h.inf_count, h.counts));
+  return out;
 }
 
 void bind_stats(py::module_& m) {
@@ -252,6 +289,8 @@ void bind_session_data(py::module_& m) {
                out.append(py::make_tuple(c.time_ns, text(d, c.name), c.value));
              return out;
            })
+      .def("gradient_histograms", &gradient_histograms)
+      .def_property_readonly("gradient_histogram_count", [](const prof::SessionData& d) { return d.gradient_histograms.size(); })
       .def("renumber_steps", &renumber_steps, py::arg("first"))
       .def("key_averages",
            [](const prof::SessionData& d, bool by_shape) {
@@ -310,6 +349,12 @@ void bind_profiler(py::module_& parent) {
   m.def("current_memory_category", [] { return std::string(rt::category_name(rt::current_memory_category())); });
 
   m.def("counter", &prof::counter, py::arg("name"), py::arg("value"));
+  m.def("record_gradient_histogram", &prof::record_gradient_histogram, py::arg("name"), py::arg("grad"),
+        py::arg("bins") = 32, py::call_guard<py::gil_scoped_release>());
+  py::class_<GradientHistogramHook>(m, "GradientHistogramHook")
+      .def(py::init<const std::shared_ptr<rt::autograd::Node>&, std::string, int>(), py::arg("node"),
+           py::arg("name"), py::arg("bins"))
+      .def("remove", &GradientHistogramHook::remove);
   m.def("profiling_active", &prof::profiling_active);
   m.def("recording_session_gives_way", &prof::recording_session_gives_way);
   m.def("set_thread_name", &prof::set_thread_name, py::arg("name"));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "byte_io.h"
+#include "rt/prof/gradient_histograms.h"
 
 // See docs/remote-protocol.md, "EventBatch payload", for the layout this file writes and reads.
 
@@ -26,6 +27,7 @@ constexpr size_t kMemoryBytes = 8 + 8 + 8 + 8 + 8 + 4 + 1 + 4;
 constexpr size_t kCounterBytes = 8 + 4 + 8;
 constexpr size_t kStepBytes = 24;
 constexpr size_t kStreamBytes = 12;
+constexpr size_t kGradientHistogramBytes = 8 + 8 + 4 + 8 + 8 + 8 + 8 + 8 + 8 + 4;
 
 void put_shape(ByteWriter& w, const Shape& s) {
   w.put(uint32_t(s.size()));
@@ -131,12 +133,14 @@ void check_string_ids(const prof::SessionData& d, size_t strings) {
   for (const auto& m : d.memory) check(m.op, "memory op");
   for (const auto& c : d.counters) check(c.name, "counter name");
   for (const auto& s : d.streams) check(s.name, "stream name");
+  for (const auto& h : d.gradient_histograms) check(h.name, "gradient histogram name");
 }
 
 }  // namespace
 
 uint64_t record_count(const prof::SessionData& d) {
-  return d.ops.size() + d.gpu.size() + d.collectives.size() + d.memory.size() + d.counters.size();
+  return d.ops.size() + d.gpu.size() + d.collectives.size() + d.memory.size() + d.counters.size() +
+         d.gradient_histograms.size();
 }
 
 std::string encode_event_batch(const EventBatch& batch) {
@@ -256,6 +260,20 @@ std::string encode_event_batch(const EventBatch& batch) {
     w.put(s.device);
     w.put(s.stream);
     w.put(uint32_t(s.name));
+  }
+  w.put(uint32_t(d.gradient_histograms.size()));
+  for (const auto& h : d.gradient_histograms) {
+    w.put(h.step);
+    w.put(h.time_ns);
+    w.put(uint32_t(h.name));
+    w.put(h.numel);
+    w.put(h.norm);
+    w.put(h.lo);
+    w.put(h.hi);
+    w.put(h.nan_count);
+    w.put(h.inf_count);
+    w.put(uint32_t(h.counts.size()));
+    for (int64_t c : h.counts) w.put(c);
   }
   return w.take();
 }
@@ -393,6 +411,26 @@ EventBatch decode_event_batch(std::string_view payload, size_t known_strings) {
     s.device = r.get<int32_t>("stream device");
     s.stream = r.get<int32_t>("stream index");
     s.name = r.get<uint32_t>("stream name");
+  }
+  d.gradient_histograms.resize(r.get_count("gradient histograms", kGradientHistogramBytes));
+  for (auto& h : d.gradient_histograms) {
+    h.step = r.get<int64_t>("gradient histogram step");
+    h.time_ns = r.get<int64_t>("gradient histogram time");
+    h.name = r.get<uint32_t>("gradient histogram name");
+    h.numel = r.get<int64_t>("gradient histogram numel");
+    h.norm = r.get<double>("gradient histogram norm");
+    h.lo = r.get<double>("gradient histogram lo");
+    h.hi = r.get<double>("gradient histogram hi");
+    h.nan_count = r.get<int64_t>("gradient histogram NaN count");
+    h.inf_count = r.get<int64_t>("gradient histogram Inf count");
+    const uint32_t bins = r.get_count("gradient histogram bins", 8);
+    if (bins > uint32_t(prof::kMaxGradientBins))
+      throw ProtocolError(fmt::format("remote protocol: event batch has a gradient histogram of {} bins (at most {})",
+                                      bins, prof::kMaxGradientBins));
+    h.counts.resize(bins);
+    for (auto& c : h.counts) c = r.get<int64_t>("gradient histogram count");
+    if (const std::string problem = prof::gradient_histogram_problem(h); !problem.empty())
+      throw ProtocolError("remote protocol: event batch has an inconsistent gradient histogram: " + problem);
   }
   if (r.left() != 0)
     throw ProtocolError(fmt::format("remote protocol: event batch has {} bytes after its last record", r.left()));

@@ -249,6 +249,7 @@ TEST_CASE("schema 3 -> 4: an older store gains the graph tables and its sessions
     prof::sqlite::Connection raw(db, false, 1000);
     raw.exec("DROP TABLE AutogradGraphs; DROP TABLE AutogradGraphNodes; DROP TABLE AutogradGraphEdges;");
     raw.exec("DROP TABLE Collectives");  // schema 5's
+    raw.exec("DROP TABLE GradientHistograms");  // schema 6's
     raw.exec("PRAGMA user_version = 3");
   }
   Store store = Store::open(db);

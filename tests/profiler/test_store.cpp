@@ -436,6 +436,7 @@ TEST_CASE("schema 2 -> 3: op statistics written without memory columns are recom
       raw.exec(std::string("ALTER TABLE OpStats DROP COLUMN ") + column);
     raw.exec("DROP TABLE AutogradGraphs; DROP TABLE AutogradGraphNodes; DROP TABLE AutogradGraphEdges;");  // v4's
     raw.exec("DROP TABLE Collectives");  // v5's
+    raw.exec("DROP TABLE GradientHistograms");  // v6's
     raw.exec("PRAGMA user_version = 2");
   }
   Store store = Store::open(p);

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <random>
 
+#include "rt/prof/gradient_histograms.h"
 #include "rt/prof/record_function.h"
 #include "rt/prof/session.h"
 #include "rt/prof/session_delta.h"
@@ -35,6 +36,7 @@ void train_steps(prof::Session& s, int steps) {
     auto x = rt::randn({16, 8});
     auto loss = rt::matmul(x, w).relu().sum();
     loss.backward();
+    REQUIRE(prof::record_gradient_histogram("w", w.grad(), 4 + i));
     s.counter("loss", loss.item<double>());
     s.step();
   }
@@ -94,6 +96,8 @@ TEST_CASE("a live session mirrored through EventBatch bytes equals the session r
   CHECK(mirror.data.memory.size() == local.memory.size());
   CHECK(mirror.data.counters.size() == 12);
   CHECK(!mirror.data.graphs.empty());
+  CHECK(mirror.data.gradient_histograms.size() == 12);
+  CHECK(mirror.data.gradient_histograms.size() == local.gradient_histograms.size());
   CHECK(as_reset(mirror.data) == as_reset(local));
   // The final reset after stop() (sorted records, everything) round trips too.
   prof::SessionDelta last = s.snapshot_since(cursor);
@@ -144,7 +148,7 @@ TEST_CASE("event batch decoding refuses corrupt payloads and never over-reads", 
     inc.delta.first_new_string = 1;
     std::string bytes = remote::encode_event_batch(inc);
     // The thread count follows the (empty) strings; make it 2^31.
-    const size_t threads_at = bytes.size() - 4 * 9;  // nine empty vectors' counts close the payload
+    const size_t threads_at = bytes.size() - 4 * 10;  // ten empty vectors' counts close the payload
     bytes[threads_at + 3] = char(0x80);
     CHECK_THROWS_WITH(remote::decode_event_batch(bytes, 1), Catch::Contains("threads") && Catch::Contains("claims"));
   }
@@ -189,4 +193,55 @@ TEST_CASE("batches written by hand from docs/remote-protocol.md decode (the fuzz
   const EventBatch inc = remote::decode_event_batch(read("batch_increment_payload"), 1);
   CHECK_FALSE(inc.delta.reset);
   CHECK(inc.delta.new_strings == std::vector<std::string>{"matmul"});
+  const EventBatch grads = remote::decode_event_batch(read("batch_gradients_payload"), 1);
+  CHECK(grads.delta.new_strings == std::vector<std::string>{"fc.weight"});
+  REQUIRE(grads.delta.records.gradient_histograms.size() == 1);
+  const prof::GradientHistogramRecord& h = grads.delta.records.gradient_histograms[0];
+  CHECK(h.name == 1);
+  CHECK(h.time_ns == 250);
+  CHECK(h.numel == 6);
+  CHECK(h.norm == 2.5);
+  CHECK(h.lo == -1);
+  CHECK(h.hi == 2);
+  CHECK(h.nan_count == 1);
+  CHECK(h.counts == std::vector<int64_t>{2, 0, 3});
+}
+
+TEST_CASE("gradient histograms in event batches: every count and id is checked", "[remote][batch]") {
+  EventBatch inc;
+  inc.delta.first_new_string = 1;
+  inc.delta.new_strings = {"fc.weight"};
+  prof::GradientHistogramRecord h;
+  h.name = 1;
+  h.numel = 6;
+  h.norm = 2.5;
+  h.lo = -1;
+  h.hi = 2;
+  h.nan_count = 1;
+  h.counts = {2, 0, 3};
+  inc.delta.records.gradient_histograms = {h};
+  CHECK(remote::decode_event_batch(remote::encode_event_batch(inc), 1).delta.records.gradient_histograms.size() == 1);
+  auto refused = [&](auto change) {
+    EventBatch bad = inc;
+    change(bad.delta.records.gradient_histograms[0]);
+    try {
+      (void)remote::decode_event_batch(remote::encode_event_batch(bad), 1);
+    } catch (const remote::ProtocolError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused([](auto& r) { r.name = 9; }), Catch::Contains("gradient histogram name string id 9"));
+  CHECK_THAT(refused([](auto& r) { r.counts[0] = 5; }), Catch::Contains("inconsistent gradient histogram") &&
+                                                            Catch::Contains("exceed"));
+  CHECK_THAT(refused([](auto& r) { r.counts[1] = -1; }), Catch::Contains("negative"));
+  CHECK_THAT(refused([](auto& r) { r.nan_count = 9; }), Catch::Contains("9 NaN"));
+  CHECK_THAT(refused([](auto& r) { r.lo = std::nan(""); }), Catch::Contains("not a finite interval"));
+  CHECK_THAT(refused([](auto& r) { r.counts.assign(prof::kMaxGradientBins + 1, 0); r.counts[0] = 5; }),
+             Catch::Contains("4097 bins"));
+  // A bin count claiming more bins than the bytes left is refused before allocating.
+  std::string bytes = remote::encode_event_batch(inc);
+  const size_t bins_at = bytes.size() - 3 * 8 - 4;
+  bytes[bins_at + 3] = char(0x7f);
+  CHECK_THROWS_WITH(remote::decode_event_batch(bytes, 1), Catch::Contains("gradient histogram bins"));
 }

@@ -45,6 +45,7 @@ bool shrank(const prof::SessionData& mirror, const prof::SessionData& source) {
   return source.ops.size() < mirror.ops.size() || source.gpu.size() < mirror.gpu.size() ||
          source.collectives.size() < mirror.collectives.size() || source.memory.size() < mirror.memory.size() ||
          source.counters.size() < mirror.counters.size() || source.steps.size() < mirror.steps.size() ||
+         source.gradient_histograms.size() < mirror.gradient_histograms.size() ||
          source.strings.size() < mirror.strings.size();
 }
 
@@ -89,6 +90,7 @@ void SessionMirror::publish(const prof::SessionData& grown, uint64_t resets) {
   changed |= copy_tail(data_.collectives, grown.collectives);
   changed |= copy_tail(data_.memory, grown.memory);
   changed |= copy_tail(data_.counters, grown.counters);
+  changed |= copy_tail(data_.gradient_histograms, grown.gradient_histograms);
   if (!data_.steps.empty() && !same_step(data_.steps.back(), grown.steps[data_.steps.size() - 1])) {
     data_.steps.back() = grown.steps[data_.steps.size() - 1];
     changed = true;
@@ -113,6 +115,7 @@ prof::SessionDelta SessionMirror::read_since(const prof::SnapshotCursor& cursor)
   d.cursor.memory = data_.memory.size();
   d.cursor.counters = data_.counters.size();
   d.cursor.closed_steps = data_.steps.size();
+  d.cursor.gradient_histograms = data_.gradient_histograms.size();
   d.cursor.strings = data_.strings.size();
   d.cursor.graphs_kept = data_.graphs.size();
   d.cursor.latest_graph = graph_version_;
@@ -123,7 +126,8 @@ prof::SessionDelta SessionMirror::read_since(const prof::SnapshotCursor& cursor)
   }
   if (cursor.ops > d.cursor.ops || cursor.gpu > d.cursor.gpu || cursor.collectives > d.cursor.collectives ||
       cursor.memory > d.cursor.memory || cursor.counters > d.cursor.counters ||
-      cursor.closed_steps > d.cursor.closed_steps || cursor.strings > d.cursor.strings)
+      cursor.closed_steps > d.cursor.closed_steps || cursor.strings > d.cursor.strings ||
+      cursor.gradient_histograms > d.cursor.gradient_histograms)
     throw rt::ValueError(fmt::format("attached session: the cursor claims more records than the mirror holds "
                                      "({} ops read, {} held): it belongs to another reader's data",
                                      cursor.ops, d.cursor.ops));
@@ -135,6 +139,7 @@ prof::SessionDelta SessionMirror::read_since(const prof::SnapshotCursor& cursor)
   copy_from(d.records.collectives, data_.collectives, cursor.collectives);
   copy_from(d.records.memory, data_.memory, cursor.memory);
   copy_from(d.records.counters, data_.counters, cursor.counters);
+  copy_from(d.records.gradient_histograms, data_.gradient_histograms, cursor.gradient_histograms);
   d.replaces_open_step = cursor.closed_steps > 0;
   copy_from(d.records.steps, data_.steps, cursor.closed_steps > 0 ? cursor.closed_steps - 1 : 0);
   for (size_t i = cursor.strings; i < data_.strings.size(); ++i) d.new_strings.push_back(data_.strings.at(prof::StringId(i)));

@@ -66,6 +66,10 @@ void merge_batch(SessionData& into, SessionData& batch, bool keep_records) {
     into.counters.push_back(r);
   }
   into.steps.insert(into.steps.end(), batch.steps.begin(), batch.steps.end());
+  for (GradientHistogramRecord r : batch.gradient_histograms) {  // a copy: the store writes the batch after this
+    r.name = id(r.name);
+    into.gradient_histograms.push_back(std::move(r));
+  }
   into.graphs.insert(into.graphs.end(), batch.graphs.begin(), batch.graphs.end());
 }
 
@@ -73,7 +77,7 @@ bool batch_is_empty(const SessionData& batch) {
   return batch.threads.empty() && batch.ops.empty() && batch.gpu.empty() && batch.collectives.empty() &&
          batch.memory.empty() &&
          batch.counters.empty() && batch.steps.empty() &&
-         batch.graphs.empty() && batch.dropped_records == 0 && batch.metadata.empty() &&
+         batch.graphs.empty() && batch.gradient_histograms.empty() && batch.dropped_records == 0 && batch.metadata.empty() &&
          batch.start_ns == 0 && batch.end_ns == 0 && batch.clock_offset_ns == 0;
 }
 

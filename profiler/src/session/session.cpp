@@ -15,6 +15,7 @@
 #include "collect/clock.h"
 #include "collect/recorder.h"
 #include "collect/collective_log.h"
+#include "collect/gradient_log.h"
 #include "collect/slot_converter.h"
 #include "collect/thread_buffer.h"
 #include "rt/error.h"
@@ -57,6 +58,8 @@ void sort_records(SessionData& d) {
                    [](const GpuActivityRecord& a, const GpuActivityRecord& b) { return a.start_ns < b.start_ns; });
   std::stable_sort(d.collectives.begin(), d.collectives.end(),
                    [](const CollectiveRecord& a, const CollectiveRecord& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(d.gradient_histograms.begin(), d.gradient_histograms.end(),
+                   [](const GradientHistogramRecord& a, const GradientHistogramRecord& b) { return a.time_ns < b.time_ns; });
 }
 
 const char* yes_no(bool b) { return b ? "true" : "false"; }
@@ -99,6 +102,7 @@ struct Session::State {
     });
     collect::BufferRegistry::instance().prune();
     collect::drain_collectives(batch);
+    collect::drain_gradient_histograms(batch);
   }
 
   // Folds `batch` into `data` and queues it for the store; `batch` starts afresh. Caller holds mu.
@@ -109,6 +113,7 @@ struct Session::State {
     counts.memory += batch.memory.size();
     counts.counters += batch.counters.size();
     counts.steps += batch.steps.size();
+    counts.gradient_histograms += batch.gradient_histograms.size();
     graphs.take_first(batch.graphs);
     counts.graphs += batch.graphs.size();
     session::merge_batch(data, batch, options.keep_in_memory);
@@ -173,6 +178,7 @@ struct Session::State {
     c.strings = data.strings.size();
     c.graphs_kept = data.graphs.size();
     c.latest_graph = graph_version;
+    c.gradient_histograms = data.gradient_histograms.size();
     c.open_step = open;
     return c;
   }
@@ -263,6 +269,7 @@ void Session::start() {
   });
   collect::BufferRegistry::instance().prune();
   collect::discard_collectives();
+  collect::discard_gradient_histograms();
 
   collect::RecordingConfig config{s.options.record_shapes, s.options.profile_memory, s.options.with_stack};
   SessionData& d = s.data;
@@ -312,6 +319,7 @@ void Session::start() {
   s.batch.clock_offset_ns = d.clock_offset_ns;
   s.step_index = 0;
   s.step_start = d.start_ns;
+  collect::set_gradient_step(0);
   try {
     collect::start_recording(config);
     s.graphs.attach();
@@ -319,6 +327,7 @@ void Session::start() {
   } catch (...) {
     s.graphs.detach();
     collect::stop_recording();
+    collect::set_gradient_step(-1);
     stop_gpu();
     s.sink.reset();
     throw;
@@ -339,6 +348,7 @@ void Session::stop() {
   std::unique_lock<std::mutex> lk(s.mu);
   s.require_recording("stop");
   collect::stop_recording();
+  collect::set_gradient_step(-1);
   s.graphs.detach();
   SessionData& d = s.data;
   d.end_ns = rt::now_ns();
@@ -406,6 +416,7 @@ void Session::step() {
   ++s.step_index;
   s.step_start = now;
   s.graphs.set_step(s.step_index);
+  collect::set_gradient_step(s.step_index);
 }
 
 void Session::counter(std::string_view name, double value) {
@@ -451,7 +462,8 @@ SessionDelta Session::snapshot_since(const SnapshotCursor& cursor) const {
       {"counter samples", {cursor.counters, d.counters.size()}},
       {"closed steps", {cursor.closed_steps, d.steps.size()}},
       {"strings", {cursor.strings, d.strings.size()}},
-      {"kept graphs", {cursor.graphs_kept, d.graphs.size()}}};
+      {"kept graphs", {cursor.graphs_kept, d.graphs.size()}},
+      {"gradient histograms", {cursor.gradient_histograms, d.gradient_histograms.size()}}};
   for (const auto& [what, seen] : counts)
     if (seen.first > seen.second)
       throw rt::ValueError(
@@ -467,6 +479,8 @@ SessionDelta Session::snapshot_since(const SnapshotCursor& cursor) const {
   r.collectives.assign(d.collectives.begin() + ptrdiff_t(cursor.collectives), d.collectives.end());
   r.memory.assign(d.memory.begin() + ptrdiff_t(cursor.memory), d.memory.end());
   r.counters.assign(d.counters.begin() + ptrdiff_t(cursor.counters), d.counters.end());
+  r.gradient_histograms.assign(d.gradient_histograms.begin() + ptrdiff_t(cursor.gradient_histograms),
+                               d.gradient_histograms.end());
   sort_records(r);
   r.steps.assign(d.steps.begin() + ptrdiff_t(cursor.closed_steps), d.steps.end());
   out.replaces_open_step = cursor.open_step;

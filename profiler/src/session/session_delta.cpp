@@ -47,6 +47,7 @@ SessionGrowth append_delta(SessionData& into, SessionDelta&& delta) {
   g.collectives = into.collectives.size();
   g.memory = into.memory.size();
   g.counters = into.counters.size();
+  g.gradient_histograms = into.gradient_histograms.size();
   g.strings = into.strings.size();
 
   for (const std::string& s : delta.new_strings) {
@@ -74,13 +75,15 @@ SessionGrowth append_delta(SessionData& into, SessionDelta&& delta) {
   append(into.collectives, more.collectives);
   append(into.memory, more.memory);
   append(into.counters, more.counters);
+  append(into.gradient_histograms, more.gradient_histograms);
   append(into.steps, more.steps);
   if (delta.graphs_changed) into.graphs = std::move(more.graphs);
   g.graphs_changed = delta.graphs_changed;
   g.records_changed = into.ops.size() != g.ops || into.gpu.size() != g.gpu ||
                       into.collectives.size() != g.collectives || into.memory.size() != g.memory ||
                       into.counters.size() != g.counters || into.steps.size() != g.steps || delta.replaces_open_step ||
-                      delta.graphs_changed || into.strings.size() != g.strings;
+                      delta.graphs_changed || into.strings.size() != g.strings ||
+                      into.gradient_histograms.size() != g.gradient_histograms;
   return g;
 }
 

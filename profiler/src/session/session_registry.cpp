@@ -45,7 +45,8 @@ void SessionRegistry::retire(const Session& session, SessionData&& final_data,
   }
   const size_t records = final_data.ops.size() + final_data.gpu.size() + final_data.collectives.size() +
                          final_data.memory.size() +
-                         final_data.counters.size() + final_data.steps.size();
+                         final_data.counters.size() + final_data.steps.size() +
+                         final_data.gradient_histograms.size();
   try {
     if (records > kKeepRecords) throw std::length_error("too big to keep");
     it->counts = session.counts();

@@ -6,7 +6,8 @@ namespace rt::prof::session {
 
 namespace {
 uint64_t record_count(const SessionData& d) {
-  return d.ops.size() + d.gpu.size() + d.collectives.size() + d.memory.size() + d.counters.size() + d.steps.size();
+  return d.ops.size() + d.gpu.size() + d.collectives.size() + d.memory.size() + d.counters.size() + d.steps.size() +
+         d.gradient_histograms.size();
 }
 }  // namespace
 

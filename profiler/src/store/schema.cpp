@@ -152,12 +152,23 @@ CREATE TABLE Collectives (
 );
 )sql";
 
+// Gradient histograms (GradientHistogramRecord, Note [Gradient histograms] in events.h): one row per parameter
+// per record; counts is a JSON array of the bin counts (json_each(counts) lists them), norm NULL for NaN.
+constexpr const char* kV6 = R"sql(
+CREATE TABLE GradientHistograms (
+  id INTEGER PRIMARY KEY, sessionId INTEGER NOT NULL, step INTEGER NOT NULL, timestamp INTEGER NOT NULL,
+  nameId INTEGER, numel INTEGER NOT NULL, norm REAL, lo REAL NOT NULL, hi REAL NOT NULL,
+  nanCount INTEGER NOT NULL, infCount INTEGER NOT NULL, bins INTEGER NOT NULL, counts TEXT NOT NULL
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, strings, threads, ops, CUPTI activity, memory, counters, steps", kV1},
     {2, "Sessions.droppedRecords, GraphSnapshots, OpStats", kV2},
     {3, "OpStats memory columns", kV3},
     {4, "AutogradGraphs, AutogradGraphNodes, AutogradGraphEdges", kV4},
     {5, "Collectives", kV5},
+    {6, "GradientHistograms", kV6},
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion, "one migration step per schema version");
 
@@ -167,6 +178,7 @@ constexpr const char* kQueryIndexes[] = {
     "CREATE INDEX IF NOT EXISTS Kernel_stream_start ON CUPTI_ACTIVITY_KIND_KERNEL (sessionId, deviceId, streamId, start)",
     "CREATE INDEX IF NOT EXISTS MemoryEvents_device_time ON MemoryEvents (sessionId, deviceId, timestamp)",
     "CREATE INDEX IF NOT EXISTS Counters_name_time ON Counters (sessionId, nameId, timestamp)",
+    "CREATE INDEX IF NOT EXISTS GradientHistograms_name_step ON GradientHistograms (sessionId, nameId, step)",
 };
 
 void check_ownership(sqlite::Connection& db, int64_t version) {

@@ -1,6 +1,9 @@
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "rt/prof/gradient_histograms.h"
 #include "rt/prof/store.h"
 #include "store/graph_rows.h"
 #include "store/schema.h"
@@ -111,6 +114,43 @@ void read_gpu(sqlite::Connection& db, int64_t id, SessionData& d) {
   for (auto& [_, r] : rows) d.gpu.push_back(r);
 }
 
+void read_gradient_histograms(sqlite::Connection& db, int64_t id, SessionData& d) {
+  auto st = range_query(db,
+                        "SELECT id, step, timestamp, nameId, numel, norm, lo, hi, nanCount, infCount, bins, counts "
+                        "FROM GradientHistograms WHERE id >= ?1 AND id < ?2",
+                        id);
+  while (st.step()) {
+    GradientHistogramRecord r;
+    r.step = st.int64(1);
+    r.time_ns = st.int64(2);
+    r.name = string_at(st, 3);
+    r.numel = st.int64(4);
+    r.norm = st.is_null(5) ? std::nan("") : st.real(5);
+    r.lo = st.real(6);
+    r.hi = st.real(7);
+    r.nan_count = st.int64(8);
+    r.inf_count = st.int64(9);
+    const int64_t bins = st.int64(10);
+    auto corrupt = [&](const std::string& what) {
+      return StoreError(fmt::format("store {} is corrupt: GradientHistograms row {} of session {} {}: restore it "
+                                    "from a copy or delete the session",
+                                    db.path().string(), st.int64(0), id, what));
+    };
+    const nlohmann::json counts = nlohmann::json::parse(st.text(11), nullptr, false);
+    if (!counts.is_array()) throw corrupt("has counts that are not a JSON array");
+    if (int64_t(counts.size()) != bins)
+      throw corrupt(fmt::format("has {} counts but bins = {}", counts.size(), bins));
+    r.counts.reserve(counts.size());
+    for (const nlohmann::json& c : counts) {
+      if (!c.is_number_integer()) throw corrupt("has a count that is not an integer");
+      r.counts.push_back(c.get<int64_t>());
+    }
+    if (r.name >= d.strings.size()) throw corrupt("names a string the session does not have");
+    if (const std::string problem = gradient_histogram_problem(r); !problem.empty()) throw corrupt("is inconsistent (" + problem + ")");
+    d.gradient_histograms.push_back(std::move(r));
+  }
+}
+
 }  // namespace
 
 void configure_connection(sqlite::Connection& db) {
@@ -200,6 +240,7 @@ SessionData read_session(sqlite::Connection& db, int64_t id) {
     while (st.step()) d.steps.push_back({st.int64(0), st.int64(1), st.int64(2)});
   }
   read_graphs(db, id, d);
+  read_gradient_histograms(db, id, d);
   return d;
 }
 

@@ -1,10 +1,13 @@
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <iterator>
 #include <fmt/format.h>
 #include <limits>
 #include <optional>
 #include <unordered_map>
 
+#include "rt/prof/gradient_histograms.h"
 #include "rt/prof/store.h"
 #include "store/graph_rows.h"
 #include "store/schema.h"
@@ -55,6 +58,8 @@ struct SessionWriter::Impl {
     insert_step = sqlite::Statement(db, "INSERT INTO Steps VALUES (?1,?2,?3,?4,?5)");
     insert_collective =
         sqlite::Statement(db, "INSERT INTO Collectives VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)");
+    insert_gradient = sqlite::Statement(
+        db, "INSERT INTO GradientHistograms VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
     graph_rows.emplace(db);
     session_strings.emplace(std::string(), 0);
   }
@@ -223,6 +228,35 @@ struct SessionWriter::Impl {
     }
   }
 
+  void write(std::span<const GradientHistogramRecord> rows) {
+    sqlite::Statement& st = insert_gradient;
+    for (const GradientHistogramRecord& r : rows) {
+      if (const std::string problem = gradient_histogram_problem(r); !problem.empty())
+        throw StoreError(fmt::format("session {}: gradient histogram of '{}' is inconsistent ({}); record it with "
+                                     "rt::prof::record_gradient_histogram",
+                                     session, source->at(r.name), problem));
+      std::string counts = "[";
+      for (size_t i = 0; i < r.counts.size(); ++i) fmt::format_to(std::back_inserter(counts), "{}{}", i ? "," : "", r.counts[i]);
+      counts += ']';
+      st.bind(1, base | ++n_gradients);
+      st.bind(2, session);
+      st.bind(3, r.step);
+      st.bind(4, r.time_ns);
+      st.bind_string_id(5, base, map(r.name));
+      st.bind(6, r.numel);
+      if (std::isnan(r.norm)) st.bind_null(7);  // SQLite keeps no NaN
+      else st.bind(7, r.norm);
+      st.bind(8, r.lo);
+      st.bind(9, r.hi);
+      st.bind(10, r.nan_count);
+      st.bind(11, r.inf_count);
+      st.bind(12, int64_t(r.counts.size()));
+      st.bind(13, std::string_view(counts));
+      st.run();
+      see_time(r.time_ns, r.time_ns);
+    }
+  }
+
   void write(std::span<const GraphRecord> rows) {
     for (const GraphRecord& r : rows)
       graph_rows->write(r, session, graph_counters, [this](const std::string& s) { return intern(s); });
@@ -282,13 +316,14 @@ struct SessionWriter::Impl {
   std::unordered_map<std::string, uint32_t> session_strings;
   const StringTable* source = nullptr;
   std::vector<uint32_t> remap;
-  int64_t n_threads = 0, n_ops = 0, n_gpu = 0, n_collectives = 0, n_memory = 0, n_counters = 0, n_steps = 0;
+  int64_t n_threads = 0, n_ops = 0, n_gpu = 0, n_collectives = 0, n_memory = 0, n_counters = 0, n_steps = 0,
+          n_gradients = 0;
   GraphRowCounters graph_counters;
   std::optional<GraphRowWriter> graph_rows;
   int64_t min_start = std::numeric_limits<int64_t>::max();
   int64_t max_end = std::numeric_limits<int64_t>::min();
   sqlite::Statement insert_string, insert_thread, insert_op, insert_memory, insert_counter, insert_step,
-      insert_collective;
+      insert_collective, insert_gradient;
   std::array<sqlite::Statement, 6> insert_gpu;
 };
 
@@ -322,6 +357,7 @@ void SessionWriter::append(const SessionData& delta) {
   impl_->write(std::span(delta.counters));
   impl_->write(std::span(delta.steps));
   impl_->write(std::span(delta.graphs));
+  impl_->write(std::span(delta.gradient_histograms));
   impl_->write_header(delta);
   tx.commit();
 }
@@ -354,6 +390,12 @@ void SessionWriter::append_counters(std::span<const CounterRecord> rows, const S
 void SessionWriter::append_steps(std::span<const StepRecord> rows) {
   require_open(impl_ != nullptr, finished_, id_, "append_steps");
   impl_->append_rows<StepRecord>(rows, nullptr);
+}
+
+void SessionWriter::append_gradient_histograms(std::span<const GradientHistogramRecord> rows,
+                                               const StringTable& strings) {
+  require_open(impl_ != nullptr, finished_, id_, "append_gradient_histograms");
+  impl_->append_rows(rows, &strings);
 }
 
 void SessionWriter::append_graphs(std::span<const GraphRecord> rows) {

@@ -19,7 +19,7 @@ constexpr const char* kSessionTables[] = {
     "StringIds", "Threads", "Ops", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
     "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME",
     "CUPTI_ACTIVITY_KIND_DRIVER", "MemoryEvents", "Counters", "Steps",
-    "AutogradGraphs", "AutogradGraphNodes", "AutogradGraphEdges"};
+    "AutogradGraphs", "AutogradGraphNodes", "AutogradGraphEdges", "Collectives", "GradientHistograms"};
 constexpr const char* kGpuTables[] = {
     "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"};

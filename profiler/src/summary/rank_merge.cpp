@@ -102,6 +102,11 @@ class RankAppender {
       c.name = out_.strings.intern(prefix_ + in_.strings.at(c.name));
       out_.counters.push_back(c);
     }
+    for (GradientHistogramRecord h : in_.gradient_histograms) {
+      h.time_ns += shift_;
+      h.name = out_.strings.intern(prefix_ + in_.strings.at(h.name));
+      out_.gradient_histograms.push_back(std::move(h));
+    }
     if (!in_.steps.empty()) {
       const uint64_t steps_thread = next_thread_++;
       out_.threads.push_back({steps_thread, 0, out_.strings.intern(prefix_ + "steps"), rank_});
@@ -242,6 +247,8 @@ SessionData merge_rank_sessions(std::vector<RankSession> ranks, RankMergeOptions
                    [](const MemoryRecord& a, const MemoryRecord& b) { return a.time_ns < b.time_ns; });
   std::stable_sort(out.counters.begin(), out.counters.end(),
                    [](const CounterRecord& a, const CounterRecord& b) { return a.time_ns < b.time_ns; });
+  std::stable_sort(out.gradient_histograms.begin(), out.gradient_histograms.end(),
+                   [](const GradientHistogramRecord& a, const GradientHistogramRecord& b) { return a.time_ns < b.time_ns; });
 
   auto agreed = [&](const char* key) {
     const std::string v = metadata_or(ranks.front().data, key);

@@ -478,6 +478,47 @@ class ChromeExporter {
       w_.string(v);
     }
     w_.ch('}');
+    write_gradient_histograms();
+  }
+
+  // Note [Gradient histograms in traces]: the Trace Event format has no histogram, so they travel as a
+  // top-level "rtGradientHistograms" array beside "metadata" (viewers ignore unknown top-level keys) and the
+  // import reads them back. Times are ns from baseTimeNanoseconds, like rtSession's; a non-finite norm is the
+  // string "nan" or "inf" (JSON has no NaN).
+  void write_gradient_histograms() {
+    if (s_.gradient_histograms.empty()) return;
+    w_.raw(",\n\"rtGradientHistograms\":[");
+    bool first = true;
+    for (const GradientHistogramRecord& h : s_.gradient_histograms) {
+      w_.raw(first ? "\n{\"name\":" : ",\n{\"name\":");
+      first = false;
+      w_.string(s_.strings.at(h.name));
+      w_.raw(",\"step\":");
+      w_.integer(h.step);
+      w_.raw(",\"time_ns\":");
+      w_.integer(h.time_ns - base_);
+      w_.raw(",\"numel\":");
+      w_.integer(h.numel);
+      w_.raw(",\"norm\":");
+      if (std::isfinite(h.norm)) w_.number(h.norm);
+      else w_.string(std::isnan(h.norm) ? "nan" : h.norm > 0 ? "inf" : "-inf");
+      w_.raw(",\"lo\":");
+      w_.number(h.lo);
+      w_.raw(",\"hi\":");
+      w_.number(h.hi);
+      w_.raw(",\"nan_count\":");
+      w_.integer(h.nan_count);
+      w_.raw(",\"inf_count\":");
+      w_.integer(h.inf_count);
+      w_.raw(",\"counts\":[");
+      for (size_t i = 0; i < h.counts.size(); ++i) {
+        if (i) w_.ch(',');
+        w_.integer(h.counts[i]);
+      }
+      w_.raw("]}");
+      w_.maybe_flush();
+    }
+    w_.ch(']');
   }
 
   struct CpuThread {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "rt/prof/chrome_trace.h"
+#include "rt/prof/gradient_histograms.h"
 #include "rt/prof/nesting.h"
 #include "trace/event_parser.h"
 #include "trace/event_stream.h"
@@ -93,6 +94,10 @@ class SessionBuilder {
         }
         return;
       }
+      if (key == "rtGradientHistograms") {
+        gradient_histograms(v, parser);
+        return;
+      }
       if (key == "metadata") {
         simdjson::ondemand::object obj;
         parser.check(v.get_object().get(obj), key);
@@ -133,6 +138,8 @@ class SessionBuilder {
     std::stable_sort(s.memory.begin(), s.memory.end(), [](auto& a, auto& b) { return a.time_ns < b.time_ns; });
     std::stable_sort(s.counters.begin(), s.counters.end(), [](auto& a, auto& b) { return a.time_ns < b.time_ns; });
     std::stable_sort(s.steps.begin(), s.steps.end(), [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(s.gradient_histograms.begin(), s.gradient_histograms.end(),
+                     [](auto& a, auto& b) { return a.time_ns < b.time_ns; });
     for (const auto& t : tracks_)
       if (t.cpu_used) s.threads.push_back({t.thread, t.os_tid, s.strings.intern(t.name)});
 
@@ -338,6 +345,72 @@ class SessionBuilder {
       const StringId name = plain ? intern(e.name) : intern(fmt::format("{}.{}", e.name, key));
       out_.session.counters.push_back({e.ts_ns, name, value});
     }
+  }
+
+  // Note [Gradient histograms in traces] in chrome_export.cpp: the array the export writes, checked like the
+  // store checks its rows (gradient_histogram_problem).
+  void gradient_histograms(simdjson::ondemand::document& v, trace::EventParser& parser) {
+    constexpr std::string_view key = "rtGradientHistograms";
+    simdjson::ondemand::array rows;
+    parser.check(v.get_array().get(rows), key);
+    SessionData& s = out_.session;
+    for (auto item : rows) {
+      simdjson::ondemand::object obj;
+      parser.check(item.get_object().get(obj), key);
+      GradientHistogramRecord h;
+      bool has_name = false;
+      for (auto field : obj) {
+        std::string_view k;
+        parser.check(field.unescaped_key().get(k), key);
+        simdjson::ondemand::value value;
+        parser.check(field.value().get(value), k);
+        if (k == "name") {
+          std::string_view name;
+          parser.check(value.get_string().get(name), k);
+          h.name = s.strings.intern(name);
+          has_name = true;
+        } else if (k == "step") parser.check(value.get_int64().get(h.step), k);
+        else if (k == "time_ns") parser.check(value.get_int64().get(h.time_ns), k);
+        else if (k == "numel") parser.check(value.get_int64().get(h.numel), k);
+        else if (k == "nan_count") parser.check(value.get_int64().get(h.nan_count), k);
+        else if (k == "inf_count") parser.check(value.get_int64().get(h.inf_count), k);
+        else if (k == "lo") parser.check(value.get_double().get(h.lo), k);
+        else if (k == "hi") parser.check(value.get_double().get(h.hi), k);
+        else if (k == "norm") h.norm = norm_value(value, parser);
+        else if (k == "counts") {
+          simdjson::ondemand::array counts;
+          parser.check(value.get_array().get(counts), k);
+          for (auto c : counts) {
+            int64_t n = 0;
+            parser.check(c.get_int64().get(n), k);
+            if (h.counts.size() == size_t(kMaxGradientBins))
+              parser.fail(fmt::format("a gradient histogram in \"{}\" has more than {} bins", key, kMaxGradientBins));
+            h.counts.push_back(n);
+          }
+        }
+      }
+      if (!has_name) parser.fail(fmt::format("a gradient histogram in \"{}\" has no \"name\"", key));
+      if (const std::string problem = gradient_histogram_problem(h); !problem.empty())
+        parser.fail(fmt::format("the gradient histogram of '{}' in \"{}\" is inconsistent: {}", s.strings.at(h.name),
+                                key, problem));
+      s.gradient_histograms.push_back(std::move(h));
+    }
+  }
+
+  static double norm_value(simdjson::ondemand::value& v, trace::EventParser& parser) {
+    simdjson::ondemand::json_type type = simdjson::ondemand::json_type::null;
+    parser.check(v.type().get(type), "norm");
+    if (type == simdjson::ondemand::json_type::string) {
+      std::string_view text;
+      parser.check(v.get_string().get(text), "norm");
+      if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+      if (text == "inf") return std::numeric_limits<double>::infinity();
+      if (text == "-inf") return -std::numeric_limits<double>::infinity();
+      parser.fail(fmt::format("a gradient histogram's \"norm\" is \"{}\"; expected a number, \"nan\", \"inf\" or \"-inf\"", text));
+    }
+    double d = 0;
+    parser.check(v.get_double().get(d), "norm");
+    return d;
   }
 
   void metadata(const ParsedEvent& e) {

@@ -5,6 +5,7 @@ import warnings
 
 from .. import _C
 from ._events import EventList, FunctionEventAvg, build_collectives, build_events
+from ._gradients import GradientHooks, build_gradient_histograms, hooked_parameters, record_gradients
 from ._memory_timeline import write_memory_timeline
 from ._ranges import _as_float
 from ._schedule import RECORDING_ACTIONS, ProfilerAction, ProfilerActivity
@@ -42,6 +43,14 @@ class profile:
       The store numbers steps from 0 in each window and keeps the metadata known at its start
       (add_metadata after that reaches exports and prof.session only). Default None: memory only.
     - name: the session's name in the store and trace (default: the script's file name).
+    - record_gradients: an nn.Module (or model.named_parameters(), or a dict) whose parameters' gradient
+      histograms are recorded after every backward, like wandb.watch(model, log="gradients"): a hook on each
+      parameter's gradient accumulator records norm, range, NaN/Inf counts and gradient_bins bins (default 32)
+      while a window records, at the current step (gradient_histograms(); the store's GradientHistograms table;
+      attached studios see them live). Costs one pass over each gradient per backward while recording; without
+      it nothing is hooked. Hooks are placed at start() and disarmed at stop(). For a histogram per
+      optimizer step with gradient accumulation, call prof.record_gradients(model) after the last backward
+      instead.
 
     Results (key_averages, events, exports) describe the last finished window and are available after
     stop() / the `with` block, or inside on_trace_ready. Only one profile records at a time.
@@ -49,7 +58,7 @@ class profile:
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False, store=None,
-                 name=None):
+                 name=None, record_gradients=None, gradient_bins=32):
         if with_flops:
             raise NotImplementedError("profile(with_flops=True): FLOP counting is not implemented in "
                                       "rustytorch's profiler; drop with_flops")
@@ -73,6 +82,10 @@ class profile:
         self._session = None     # _C._profiler.Session of the open window
         self._window_first_step = 0
         self._data = None        # SessionData of the last finished window
+        self._gradient_parameters = (None if record_gradients is None else
+                                     hooked_parameters(record_gradients, gradient_bins))
+        self._gradient_bins = gradient_bins
+        self._gradient_hooks = None  # GradientHooks while started with record_gradients
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -96,11 +109,14 @@ class profile:
         self._state = "started"
         self.step_num = 0
         self._action = first
+        if self._gradient_parameters is not None:
+            self._gradient_hooks = GradientHooks(self._gradient_parameters, self._gradient_bins)
         if self._action in RECORDING_ACTIONS:
             try:
                 self._begin_window()
             except BaseException:
                 self._state = "stopped"
+                self._remove_gradient_hooks()
                 raise
 
     def stop(self):
@@ -109,6 +125,7 @@ class profile:
                                + (" (it was already stopped)" if self._state == "stopped" else
                                   "; call start() first"))
         self._state = "stopped"
+        self._remove_gradient_hooks()
         if self._session is not None:
             self._finish_window()
 
@@ -146,6 +163,14 @@ class profile:
                                f"({self._why_not_recording()})")
         self._session.counter(name, number)
 
+    def record_gradients(self, model, bins=32):
+        """Records each parameter's gradient histogram at this step (TensorBoard's add_histogram for every
+        parameter at once); call after backward. Returns how many were recorded. Raises RuntimeError when this
+        profile is not recording (rt.profiler.record_gradients records only when a profile does)."""
+        if self._session is None:
+            raise RuntimeError(f"record_gradients: this profile is not recording ({self._why_not_recording()})")
+        return record_gradients(model, bins)
+
     def add_metadata(self, key, value):
         """Adds a key/value string to the session (trace "rtSession" metadata and the store)."""
         if not isinstance(key, str) or not isinstance(value, str):
@@ -180,6 +205,11 @@ class profile:
         profile recorded, as CollectiveEvents in start order: name, group, seq, shape, dtype, bytes, peer,
         call_site, and enqueue/start/end times (the exported trace shows them on "collectives" tracks)."""
         return build_collectives(self._finished("collectives"))
+
+    def gradient_histograms(self):
+        """The gradient histograms recorded in the window (record_gradients), in time order: GradientHistogram
+        objects with step, name, numel, norm, lo, hi, nan_count, inf_count, counts and bin_edges()."""
+        return build_gradient_histograms(self._finished("gradient_histograms"))
 
     def total_average(self):
         return self.key_averages().total_average()
@@ -226,6 +256,11 @@ class profile:
         self._window_first_step = self.step_num
         if self.store_path is not None:
             self.session_id = session.store_session_id
+
+    def _remove_gradient_hooks(self):
+        hooks, self._gradient_hooks = self._gradient_hooks, None
+        if hooks is not None:
+            hooks.remove()
 
     def _finish_window(self):
         session, self._session = self._session, None

@@ -136,7 +136,7 @@ void AgentServer::run() {
       // kRotateRecords it completes and the next one begins, so memory stays bounded however long a client stays.
       if (owned_session_ && owned_session_->recording()) {
         const prof::RecordCounts n = owned_session_->counts();
-        if (n.ops + n.gpu + n.collectives + n.memory + n.counters > kRotateRecords) stop_own_session();
+        if (n.ops + n.gpu + n.collectives + n.memory + n.counters + n.gradient_histograms > kRotateRecords) stop_own_session();
       }
       follow_session();
       next_read = Clock::now() + options_.batch_interval;

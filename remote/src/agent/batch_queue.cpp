@@ -6,6 +6,7 @@ size_t BatchQueue::estimated_bytes(const rt::prof::SessionDelta& delta) {
   const auto& d = delta.records;
   size_t n = 128 + d.ops.size() * 61 + d.gpu.size() * 102 + d.collectives.size() * 93 + d.memory.size() * 49 +
              d.counters.size() * 20 + d.steps.size() * 24 + d.threads.size() * 20;
+  for (const auto& h : d.gradient_histograms) n += 68 + h.counts.size() * 8;
   for (const auto& s : delta.new_strings) n += 4 + s.size();
   if (delta.reset)
     for (const auto& s : d.strings.all()) n += 4 + s.size();
@@ -29,6 +30,7 @@ void BatchQueue::push(rt::prof::SessionDelta delta) {
     d.collectives = {};
     d.memory = {};
     d.counters = {};
+    d.gradient_histograms = {};
     if (it->delta.graphs_changed) {
       d.graphs = {};
       it->delta.graphs_changed = false;

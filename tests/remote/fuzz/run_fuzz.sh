@@ -7,7 +7,8 @@ set -euo pipefail
 src=$1 build=$2 runs=${3:-200000}
 bin=$build/fuzz/fuzz_remote
 mkdir -p "$build/fuzz" "$build/fuzz-remote-new"
-sources=("$src/tests/remote/fuzz/fuzz_remote.cpp" "$src/remote/src/frame.cpp" "$src/remote/src/event_batch.cpp")
+sources=("$src/tests/remote/fuzz/fuzz_remote.cpp" "$src/remote/src/frame.cpp" "$src/remote/src/event_batch.cpp"
+         "$src/profiler/src/collect/gradient_check.cpp")
 if [[ ! -x $bin ]] || [[ -n $(find "${sources[@]}" "$src/remote/include" -newer "$bin" 2>/dev/null | head -1) ]]; then
   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$src/remote/include" -I"$src/remote/src" -I"$src/profiler/include" -I"$src/engine/include" \

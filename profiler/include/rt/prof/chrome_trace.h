@@ -26,6 +26,10 @@
 //   one per category ("Memory (CPU)", "Memory (cuda:0)"; cat "memory"). Counters (loss, lr) are "C" events.
 // - Every string is escaped; control characters become \u00XX, invalid UTF-8 becomes U+FFFD. Non-finite
 //   counter values are written as null (never NaN/Inf).
+// - Gradient histograms (SessionData::gradient_histograms) have no Trace Event form: they are written as a
+//   top-level "rtGradientHistograms" array of {"name", "step", "time_ns" (ns from baseTimeNanoseconds), "numel",
+//   "norm" (a number, or "nan"/"inf"), "lo", "hi", "nan_count", "inf_count", "counts"}, which Perfetto and
+//   chrome://tracing ignore; absent when there are none. See Note [Gradient histograms in traces].
 //
 // Import contracts
 // - Accepts the JSON-array form and the {"traceEvents":[...]} object form, .json or .json.gz (by content:
@@ -34,7 +38,8 @@
 // - Understands Kineto/PyTorch names: cat cpu_op/operator/user_annotation/python_function/kernel/
 //   gpu_memcpy/gpu_memset/cuda_runtime/cuda_driver/cuda_sync, args "Input Dims", "Input type",
 //   "Sequence number", "External id", "correlation", "device", "stream", "[memory]" instants,
-//   "ProfilerStep#N" slices (become StepRecords), "ac2g"/"fwdbwd" flows (links are rebuilt from ids).
+//   "ProfilerStep#N" slices (become StepRecords), "ac2g"/"fwdbwd" flows (links are rebuilt from ids), and our
+//   own "rtGradientHistograms" (each record checked with gradient_histogram_problem; a bad one throws TraceError).
 // - Repairs imperfections and counts each repair in the report: overlapping slices (clamped into their
 //   parent), "X" without "dur" (duration 0), unsorted events, "B"/"E" pairs (unclosed "B" ends at the
 //   last timestamp), "ts"/"pid"/"tid" given as strings.

@@ -18,6 +18,7 @@
 // - `graphs` are autograd graphs captured when a backward ran during the session (a Session keeps the
 //   first and the latest; see Note [Graphs a session keeps] in session.h). Their nodes' sequence_nr match
 //   the OpRecords of that forward and backward, which is how views annotate them with time and memory.
+// - `gradient_histograms` summarise parameters' gradients (Note [Gradient histograms]), by time.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -160,6 +161,26 @@ struct StepRecord {
   int64_t end_ns = 0;
 };
 
+// One parameter's gradient as an optimizer step saw it (Note [Gradient histograms]).
+struct GradientHistogramRecord {
+  int64_t step = -1;            // the session's step number (StepRecord::step) it belongs to; -1 when no step is open
+  int64_t time_ns = 0;          // session clock, like every other record
+  StringId name = 0;            // the parameter's qualified name: "encoder.0.weight"
+  int64_t numel = 0;
+  double norm = 0;              // L2 norm (NaN/inf as rt::debug::GradientStats says)
+  double lo = 0, hi = 0;        // range of the finite values (0, 0 when there is none)
+  int64_t nan_count = 0, inf_count = 0;
+  std::vector<int64_t> counts;  // equal-width bins over [lo, hi] (rt/debug/gradient_stats.h's Histogram; 32 by default)
+};
+
+// Note [Gradient histograms]
+// rt::prof::record_gradient_histogram (gradient_histograms.h) summarises one gradient with
+// rt::debug::gradient_stats: bin i of `counts` holds lo + i*w <= v < lo + (i+1)*w with w = (hi - lo) / bins,
+// the last bin also holds hi, and with lo == hi every finite value is in bin 0. The counts sum to
+// numel - nan_count - inf_count; a gradient with no finite value has empty counts and lo == hi == 0.
+// One record per parameter per call (rt.profiler records one per parameter per backward, or per
+// record_gradients call), in the step that was open when it was recorded.
+
 // The autograd graph of one backward call, captured before its first node ran.
 struct GraphRecord {
   int64_t time_ns = 0;          // when the backward's first node was about to run
@@ -186,6 +207,7 @@ struct SessionData {
   std::vector<CounterRecord> counters;
   std::vector<StepRecord> steps;
   std::vector<GraphRecord> graphs;  // by backward_index
+  std::vector<GradientHistogramRecord> gradient_histograms;  // by time (Note [Gradient histograms])
   std::vector<StreamRecord> streams;  // GPU stream names, when something named them (views only)
   std::unordered_map<std::string, std::string> metadata;  // "device": "cpu", "rt_version"...
 };

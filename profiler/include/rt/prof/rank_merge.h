@@ -26,9 +26,10 @@
 // - Counters and steps: counter names become "rank N · loss". A timeline has one step track, on which the
 //   ranks' steps would overlap, so each rank's steps become user ranges (OpKind::UserRange) named "step K" on
 //   a thread of their own, "rank N · steps" (as PyTorch's profiler shows ProfilerStep#K ranges); the merged
-//   data has no StepRecords.
+//   data has no StepRecords. Gradient histograms keep their step numbers (each rank's own) and get names
+//   "rank N · fc.weight", like counters.
 // - Counts are preserved: the merged data holds the sum of the ranks' ops plus one user range per step, and
-//   the sums of their GPU records, collectives, memory events, counters and graphs; threads are the sum plus one steps
+//   the sums of their GPU records, collectives, memory events, counters, gradient histograms and graphs; threads are the sum plus one steps
 //   thread per rank that has steps.
 // - Clocks (Note [Rank clocks]): with RankClock::Recorded times are kept as recorded (each process's steady
 //   clock: CLOCK_MONOTONIC, one clock for every process of a machine); with RankClock::SessionStart each

@@ -27,7 +27,8 @@
 // - Recorded between start() and stop(): every engine op that both begins and ends in that
 //   window, on every thread; backward nodes (OpKind::BackwardNode, sequence_nr = the node's,
 //   so they link to the forward op with the same sequence_nr); user ranges; allocator events
-//   (profile_memory); counters; steps. Ops still running at stop() are not recorded.
+//   (profile_memory); counters; steps; gradient histograms (rt/prof/gradient_histograms.h, stamped with the
+//   step open when they were recorded). Ops still running at stop() are not recorded.
 // - Autograd graphs: each backward call that runs while the session records has its graph captured
 //   (rt::autograd::snapshot_graph of its roots: op names, output shapes, module paths, sequence
 //   numbers) before its first node runs; the session keeps the first backward's graph and the latest
@@ -37,7 +38,7 @@
 //   far.
 // - Ops of one thread nest strictly; `depth` counts the recorded ranges (ops, nodes, user
 //   ranges) enclosing an op. data() and snapshot() list ops by start time (ties: outer first),
-//   memory events and counters by time (data(): in drain order when sort_at_stop is false).
+//   memory events, counters and gradient histograms by time (data(): in drain order when sort_at_stop is false).
 // - Steps: step 0 starts at start(); each step() ends the current step and starts the next;
 //   stop() ends the last one.
 // - with_stack records the module scope (rt::ModuleScope path, "net.encoder.0"). Python call
@@ -73,12 +74,12 @@
 // Note [Session memory]
 // With keep_in_memory (the default) the session holds every record, as data() and snapshot()
 // return them: 64 bytes per op, 112 per GPU activity, 56 per memory event, 24 per counter or
-// step, plus each distinct string once; snapshot() copies all of it, snapshot_since() what is new.
+// step, 120 plus 8 per bin per gradient histogram, plus each distinct string once; snapshot() copies all of it, snapshot_since() what is new.
 // Each recording thread's buffer takes about 300 KiB, more only while the thread records faster than the flush thread
 // drains; batches waiting for a store that cannot keep up (bench/prof_live_bench measures its
 // rate) also stay in memory until written. With keep_in_memory = false (requires store_path)
 // each flush drops what it queued for the store: data() and snapshot() then hold the header,
-// metadata, threads and dropped_records but no op, GPU, memory, counter or step records
+// metadata, threads and dropped_records but no op, GPU, memory, counter, step or gradient histogram records
 // (counts() says how many were recorded), and memory stays bounded by one flush interval's
 // records.
 // Note [Sessions that give way]
@@ -142,6 +143,7 @@ struct RecordCounts {
   uint64_t counters = 0;
   uint64_t steps = 0;
   uint64_t graphs = 0;  // autograd graphs kept: at most 2 (the first and the latest backward's)
+  uint64_t gradient_histograms = 0;
 };
 
 class Session {

@@ -29,9 +29,9 @@
 //   the read after its stop() is an increment (its GPU activity, if any, in it). Every other read is an increment: after a reset, reads with its cursor
 //   are increments again (empty ones once the session stopped).
 // - increment: `records` holds the header (name, times, complete, dropped_records, metadata) and every thread
-//   record, whole; the ops, GPU activities, collectives, memory events and counters drained since the cursor,
-//   each kind sorted as snapshot() sorts it (ops by start, then thread, then depth; the others by time, the
-//   collectives by start_ns); the steps that
+//   record, whole; the ops, GPU activities, collectives, memory events, counters and gradient histograms drained
+//   since the cursor, each kind sorted as snapshot() sorts it (ops by start, then thread, then depth; the others
+//   by time, the collectives by start_ns); the steps that
 //   ended since the cursor, then (while recording, with keep_in_memory) the step still open, ending now, as
 //   snapshot() lists it. Record StringIds are the session's: `records.strings` is unused (only ""); the
 //   strings interned since the cursor come in `new_strings`, ids first_new_string, first_new_string + 1, ...
@@ -73,6 +73,7 @@ struct SnapshotCursor {
   uint64_t graphs_kept = 0;   // SessionData::graphs of the session when read
   uint64_t latest_graph = 0;  // the version of the session's latest backward graph when read
   bool open_step = false;     // the read ended its steps with the step still open
+  uint64_t gradient_histograms = 0;
   bool operator==(const SnapshotCursor&) const = default;
 };
 
@@ -96,6 +97,7 @@ struct SessionGrowth {
   size_t counters = 0;
   size_t steps = 0;
   size_t strings = 0;
+  size_t gradient_histograms = 0;
   bool threads_changed = false;
   bool graphs_changed = false;
   bool records_changed = false;  // any record, step or graph above changed

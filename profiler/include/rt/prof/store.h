@@ -25,6 +25,9 @@
 // - Autograd graphs (SessionData::graphs) are written whole by append()/append_graphs() into the
 //   AutogradGraphs, AutogradGraphNodes and AutogradGraphEdges tables (schema 4) and read back by
 //   load_session, in the order written; a malformed graph row throws StoreError naming the store.
+// - Gradient histograms (SessionData::gradient_histograms) go to the GradientHistograms table (schema 6), one
+//   row each, and load back in the order written; a row whose counts are not a JSON array of integers, or that
+//   fails gradient_histogram_problem (gradient_histograms.h), throws StoreError naming the store and the row.
 // - A Store is safe to share between threads (one mutex); a SessionWriter belongs to one thread.
 // - Several processes may write one store at once, each its own session (the ranks of `rtorch launch
 //   --store`): session ids come from one INSERT in a write transaction and every row id is in its session's
@@ -56,7 +59,7 @@ class StoreError : public rt::Error {
   using rt::Error::Error;
 };
 
-inline constexpr int kStoreSchemaVersion = 5;
+inline constexpr int kStoreSchemaVersion = 6;
 
 struct StoreOptions {
   int busy_timeout_ms = 5000;  // how long to wait for another connection's lock before failing
@@ -105,6 +108,7 @@ class SessionWriter {
   void append_memory(std::span<const MemoryRecord> memory, const StringTable& strings);
   void append_counters(std::span<const CounterRecord> counters, const StringTable& strings);
   void append_steps(std::span<const StepRecord> steps);
+  void append_gradient_histograms(std::span<const GradientHistogramRecord> histograms, const StringTable& strings);
   // Autograd graphs (AutogradGraphs, AutogradGraphNodes, AutogradGraphEdges); each one is written whole.
   void append_graphs(std::span<const GraphRecord> graphs);
   void add_dropped_records(uint64_t n);

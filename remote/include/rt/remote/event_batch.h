@@ -15,6 +15,7 @@
 // - The encoding is docs/remote-protocol.md's "EventBatch payload": every record field of events.h, strings
 //   as they are new to the session (a reset carries the whole table).
 // - decode_event_batch validates everything before returning: counts against the bytes left, enum values,
+//   each gradient histogram's counts (rt::prof::gradient_histogram_problem),
 //   string ids against the strings the client will hold (known_strings, the size of its table: 0 before a
 //   reset), that an increment continues the client's table (first_new_string == known_strings), and no bytes
 //   left over. Anything else throws ProtocolError naming the field; it never crashes on hostile input.
@@ -39,7 +40,8 @@ struct EventBatch {
 std::string encode_event_batch(const EventBatch& batch);
 EventBatch decode_event_batch(std::string_view payload, size_t known_strings);
 
-// Records in a delta (ops, GPU activities, collectives, memory events, counters), for drop accounting.
+// Records in a delta (ops, GPU activities, collectives, memory events, counters, gradient histograms), for drop
+// accounting.
 uint64_t record_count(const rt::prof::SessionData& d);
 
 }  // namespace rt::remote
