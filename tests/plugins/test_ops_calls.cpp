@@ -191,6 +191,21 @@ TEST_CASE("an in-place op writes its argument, returns it, and bumps its version
   CHECK(rt::testing::values(y) == std::vector<double>{2, 4, 6});
   call_op("rtx_test::scale_", {y, int64_t(3)});  // an int for a float argument
   CHECK(rt::testing::values(y) == std::vector<double>{6, 12, 18});
+  // A leaf that requires grad is never written in place (PyTorch's rule), and stays as it was.
+  rt::Tensor leaf = rt::tensor({1.f, 2.f}).requires_grad_();
+  CHECK_THAT(message_of<rt::AutogradError>([&] { call_op("rtx_test::scale_", {leaf}); }),
+             Contains("rtx_test::scale_: argument 'self' (position 1) is a leaf tensor that requires grad"));
+  CHECK(rt::testing::values(leaf) == std::vector<double>{1, 2});
+  // On a non-leaf that requires grad the op would need a backward, which scale_ lacks: refused before it runs.
+  rt::Tensor w = rt::tensor({1.f, 2.f}).requires_grad_();
+  rt::Tensor nonleaf = w * 1.f;
+  CHECK_THAT(message_of<rt::AutogradError>([&] { call_op("rtx_test::scale_", {nonleaf}); }),
+             Contains("registered no CPU backward"));
+  {
+    rt::NoGradGuard no_grad;
+    call_op("rtx_test::scale_", {leaf});
+  }
+  CHECK(rt::testing::values(leaf) == std::vector<double>{2, 4});
 }
 
 TEST_CASE("tuple results, optional tensors, defaults, and zeros for a result that got no gradient") {

@@ -341,6 +341,15 @@ std::vector<rt::Tensor> call_op(const OpInfo& op, const std::vector<OpValue>& gi
       wants_grad = wants_grad || std::get<1>(v).requires_grad();
     }
   wants_grad = wants_grad && rt::GradMode::is_enabled();
+  if (wants_grad)
+    for (size_t i : op.schema.mutated_arguments()) {
+      const rt::Tensor& t = std::get<1>(args[i]);
+      if (t.is_leaf() && t.requires_grad())
+        throw rt::AutogradError(fmt::format("{}: {} is a leaf tensor that requires grad, which the op would write in "
+                                            "place; write a clone of it, or call the op under rt.no_grad()",
+                                            op.qualified_name, arg_label(op, i)));
+    }
+
   if (wants_grad && !op.has_backward(dt)) {
     std::string have;
     if (op.has_backward(RT_DEVICE_CPU)) have = "cpu";
