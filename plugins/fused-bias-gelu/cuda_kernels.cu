@@ -31,12 +31,26 @@ __global__ void grad_x_kernel(const T* x, const T* b, const T* gy, T* gx, int64_
     gx[i] = gy[i] * gelu_grad(T(x[i] + b[i % n]));
 }
 
-// One thread per column: neighbouring threads read neighbouring elements of each row.
+// grad_b in two passes, deterministic (no atomics): first each (column, chunk of rows) sums its rows into
+// partial[chunk][column], with neighbouring threads reading neighbouring elements of a row; then one thread per
+// column adds its chunks in order. The chunks spread the first pass over the whole GPU when there are few columns.
 template <typename T>
-__global__ void grad_b_kernel(const T* gx, T* gb, int64_t rows, int64_t n) {
+__global__ void grad_b_partial_kernel(const T* gx, double* partial, int64_t rows, int64_t n, int64_t rows_per_chunk) {
+  const int64_t chunk = blockIdx.y;
+  const int64_t first = chunk * rows_per_chunk;
+  const int64_t last = first + rows_per_chunk < rows ? first + rows_per_chunk : rows;
   for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < n; j += int64_t(blockDim.x) * gridDim.x) {
     double s = 0;
-    for (int64_t r = 0; r < rows; ++r) s += double(gx[r * n + j]);
+    for (int64_t r = first; r < last; ++r) s += double(gx[r * n + j]);
+    partial[chunk * n + j] = s;
+  }
+}
+
+template <typename T>
+__global__ void grad_b_sum_kernel(const double* partial, T* gb, int64_t chunks, int64_t n) {
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < n; j += int64_t(blockDim.x) * gridDim.x) {
+    double s = 0;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[c * n + j];
     gb[j] = T(s);
   }
 }
@@ -50,18 +64,23 @@ const char* forward(const T* x, const T* b, T* y, int64_t rows, int64_t n, void*
 }
 
 template <typename T>
-const char* backward(const T* x, const T* b, const T* gy, T* gx, T* gb, int64_t rows, int64_t n, void* stream) {
+const char* backward(const T* x, const T* b, const T* gy, T* gx, T* gb, double* partial, int64_t chunks, int64_t rows,
+                     int64_t n, void* stream) {
   const int64_t total = rows * n;
   const auto s = static_cast<cudaStream_t>(stream);
   if (total > 0) {
     RT_PLUGIN_LAUNCH(blocks_for(total), kBlock, s, grad_x_kernel<T>)(x, b, gy, gx, total, n);
     if (const char* e = launched()) return e;
   }
-  if (gb && n > 0) {
-    RT_PLUGIN_LAUNCH(blocks_for(n), kBlock, s, grad_b_kernel<T>)(gx, gb, rows, n);
-    return launched();
+  if (!gb || n == 0) return nullptr;
+  const int64_t rows_per_chunk = chunks > 0 ? (rows + chunks - 1) / chunks : 0;
+  if (chunks > 0) {
+    RT_PLUGIN_LAUNCH(dim3(blocks_for(n), unsigned(chunks)), kBlock, s, grad_b_partial_kernel<T>)(
+        gx, partial, rows, n, rows_per_chunk);
+    if (const char* e = launched()) return e;
   }
-  return nullptr;
+  RT_PLUGIN_LAUNCH(blocks_for(n), kBlock, s, grad_b_sum_kernel<T>)(partial, gb, chunks, n);
+  return launched();
 }
 
 }  // namespace
@@ -72,13 +91,20 @@ const char* forward_cuda(const float* x, const float* b, float* y, int64_t rows,
 const char* forward_cuda(const double* x, const double* b, double* y, int64_t rows, int64_t n, void* stream) {
   return forward(x, b, y, rows, n, stream);
 }
-const char* backward_cuda(const float* x, const float* b, const float* gy, float* gx, float* gb, int64_t rows,
-                          int64_t n, void* stream) {
-  return backward(x, b, gy, gx, gb, rows, n, stream);
+int64_t bias_grad_chunks(int64_t rows, int64_t n) {
+  if (rows <= 0 || n <= 0) return 0;
+  // About 64 rows a chunk, at most 256 chunks: enough blocks for a large GPU, a small scratch buffer.
+  const int64_t chunks = (rows + 63) / 64;
+  return chunks > 256 ? 256 : chunks;
 }
-const char* backward_cuda(const double* x, const double* b, const double* gy, double* gx, double* gb, int64_t rows,
-                          int64_t n, void* stream) {
-  return backward(x, b, gy, gx, gb, rows, n, stream);
+
+const char* backward_cuda(const float* x, const float* b, const float* gy, float* gx, float* gb, double* partial,
+                          int64_t chunks, int64_t rows, int64_t n, void* stream) {
+  return backward(x, b, gy, gx, gb, partial, chunks, rows, n, stream);
+}
+const char* backward_cuda(const double* x, const double* b, const double* gy, double* gx, double* gb,
+                          double* partial, int64_t chunks, int64_t rows, int64_t n, void* stream) {
+  return backward(x, b, gy, gx, gb, partial, chunks, rows, n, stream);
 }
 
 }  // namespace fbg

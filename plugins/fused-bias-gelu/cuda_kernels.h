@@ -12,10 +12,12 @@ namespace fbg {
 
 const char* forward_cuda(const float* x, const float* b, float* y, int64_t rows, int64_t n, void* stream);
 const char* forward_cuda(const double* x, const double* b, double* y, int64_t rows, int64_t n, void* stream);
-// gb may be nullptr (no bias gradient); gx is always written (gb is summed from it).
-const char* backward_cuda(const float* x, const float* b, const float* gy, float* gx, float* gb, int64_t rows,
-                          int64_t n, void* stream);
-const char* backward_cuda(const double* x, const double* b, const double* gy, double* gx, double* gb, int64_t rows,
-                          int64_t n, void* stream);
+// gb may be nullptr (no bias gradient); gx is always written (gb is summed from it). The bias sum needs a
+// float64 scratch buffer of bias_grad_chunks(rows, n) * n elements on the device (`partial`).
+int64_t bias_grad_chunks(int64_t rows, int64_t n);
+const char* backward_cuda(const float* x, const float* b, const float* gy, float* gx, float* gb, double* partial,
+                          int64_t chunks, int64_t rows, int64_t n, void* stream);
+const char* backward_cuda(const double* x, const double* b, const double* gy, double* gx, double* gb,
+                          double* partial, int64_t chunks, int64_t rows, int64_t n, void* stream);
 
 }  // namespace fbg

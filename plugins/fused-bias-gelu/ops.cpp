@@ -79,13 +79,19 @@ void backward_cuda(BackwardContext& ctx) {
   Tensor x = ctx.arg(0).contiguous(), b = ctx.arg(1).contiguous(), gy = ctx.grad_output(0).contiguous();
   Tensor gx = Tensor::empty_like(x);
   Tensor gb = ctx.needs_grad(1) ? Tensor::empty_like(b) : Tensor();
+  // The bias sum's scratch; the host's allocator reuses it once the stream is past it.
+  const int64_t chunks = gb.defined() ? fbg::bias_grad_chunks(g.rows, g.n) : 0;
+  Tensor partial = chunks > 0 ? Tensor::empty(ctx.host(), {chunks * g.n}, RT_DTYPE_FLOAT64, ctx.device()) : Tensor();
+  double* scratch = partial.defined() ? partial.data<double>() : nullptr;
   if (x.dtype() == RT_DTYPE_FLOAT32)
     check_launch(fbg::backward_cuda(x.data<float>(), b.data<float>(), gy.data<float>(), gx.data<float>(),
-                                    gb.defined() ? gb.data<float>() : nullptr, g.rows, g.n, ctx.cuda_stream()),
+                                    gb.defined() ? gb.data<float>() : nullptr, scratch, chunks, g.rows,
+                                    g.n, ctx.cuda_stream()),
                  "backward kernels");
   else
     check_launch(fbg::backward_cuda(x.data<double>(), b.data<double>(), gy.data<double>(), gx.data<double>(),
-                                    gb.defined() ? gb.data<double>() : nullptr, g.rows, g.n, ctx.cuda_stream()),
+                                    gb.defined() ? gb.data<double>() : nullptr, scratch, chunks, g.rows,
+                                    g.n, ctx.cuda_stream()),
                  "backward kernels");
   if (ctx.needs_grad(0)) ctx.set_grad(0, std::move(gx));
   if (gb.defined()) ctx.set_grad(1, std::move(gb));

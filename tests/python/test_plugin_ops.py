@@ -201,15 +201,17 @@ def test_autocast_applies_the_declared_policy():
                                                        "in an emulated build)")
 def test_cuda_kernels_match_the_cpu_ones_forward_and_backward():
     rt.manual_seed(3)
-    for dtype, tol in ((rt.float32, 1e-6), (rt.float64, 1e-14)):
-        x = rt.randn(50, 70, dtype=dtype, requires_grad=True)
-        b = rt.randn(70, dtype=dtype, requires_grad=True)
+    # 300 rows: the bias gradient's first pass splits them into 5 chunks of 64 (the last one short).
+    for (rows, n), dtype, tol in (((50, 70), rt.float32, 1e-6), ((300, 37), rt.float32, 1e-6),
+                                  ((50, 70), rt.float64, 1e-14)):
+        x = rt.randn(rows, n, dtype=dtype, requires_grad=True)
+        b = rt.randn(n, dtype=dtype, requires_grad=True)
         xc = x.detach().cuda().requires_grad_()
         bc = b.detach().cuda().requires_grad_()
         y, yc = rt.ops.rtx.fused_bias_gelu(x, b), rt.ops.rtx.fused_bias_gelu(xc, bc)
         assert yc.device.type == "cuda" and yc.grad_fn.name() == "FusedBiasGeluBackward0"
         np.testing.assert_allclose(yc.cpu().detach().numpy(), y.detach().numpy(), rtol=tol, atol=tol)
-        g = rt.randn(50, 70, dtype=dtype)
+        g = rt.randn(rows, n, dtype=dtype)
         (y * g).sum().backward()
         (yc * g.cuda()).sum().backward()
         np.testing.assert_allclose(xc.grad.cpu().numpy(), x.grad.numpy(), rtol=tol, atol=tol)
