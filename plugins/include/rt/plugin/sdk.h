@@ -19,9 +19,9 @@
 //   // A backward reads the forward's arguments and results and the results' gradients, and sets the gradient of
 //   // each argument that needs one.
 //   void scaled_add_backward(rt::plugin::sdk::BackwardContext& ctx) {
-//     const Tensor& g = ctx.grad_output(0);
-//     if (ctx.needs_grad(0)) ctx.set_grad(0, g.clone());
-//     if (ctx.needs_grad(1)) ctx.set_grad(1, ctx.scale(g, ctx.arg_float(2)));  // your own helper
+//     const Tensor& g = ctx.grad_output(0);                   // zeros when the result got no gradient
+//     if (ctx.needs_grad(0)) ctx.set_grad(0, times(g, 1.0));  // times(): your own loop, like scaled_add's,
+//     if (ctx.needs_grad(1)) ctx.set_grad(1, times(g, ctx.arg_float(2)));  // returning a Tensor::empty_like
 //   }
 //
 //   RT_PLUGIN_OPS(myops, m) {          // Python: rt.ops.myops.scaled_add(x, y, alpha=2.0)
