@@ -17,7 +17,8 @@
 #                                     thread (build-tsan/)
 #                              nvcc   every kernels/cuda/*.cu compiled by nvcc for sm_90, and rt_engine,
 #                                     rt_profiler (with CUPTI) and rt_dist (with the nccl backend) linked
-#                                     against the real CUDA libraries, plus the nccl backend's test
+#                                     against the real CUDA libraries, plus the nccl backend's test and
+#                                     the fused-bias-gelu plugin's CUDA kernels
 #                                     (build-nvcc/; nothing runs: this machine has no GPU)
 #
 # One test: `cmake --build build --target test_autograd && build/bin/test_autograd "[name]"`, or
@@ -136,7 +137,7 @@ nvcc_compile() {
   cmake -S . -B build-nvcc -G Ninja -DCMAKE_BUILD_TYPE=Release -DRT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DRT_BUILD_PYTHON=OFF -DRT_BUILD_TESTS=ON -DRT_BUILD_BENCH=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null ||
     return 1
-  local targets=(rt_engine rt_profiler rt_dist)
+  local targets=(rt_engine rt_profiler rt_dist fused_bias_gelu)
   if grep -q '^RT_WITH_NCCL:INTERNAL=ON' build-nvcc/CMakeCache.txt; then
     targets+=(test_nccl_group)
   else

@@ -72,6 +72,7 @@ from . import autograd  # noqa: E402,F401
 from . import backends, cuda  # noqa: E402,F401
 from . import debug  # noqa: E402,F401
 from . import remote  # noqa: E402,F401
+from . import ops  # noqa: E402,F401
 import builtins as _builtins  # noqa: E402
 
 from . import amp  # noqa: E402,F401

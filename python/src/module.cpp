@@ -32,4 +32,6 @@ PYBIND11_MODULE(_C, m) {
   rtpy::bind_dist(m);
   auto remote = m.def_submodule("_remote", "remote attach bindings (use rustytorch.remote)");
   rtpy::bind_remote(remote);
+  auto ops = m.def_submodule("_ops", "plugin op bindings (use rustytorch.ops)");
+  rtpy::bind_plugin_ops(ops);
 }

@@ -17,6 +17,7 @@ QUICK_PARAMETERS = {
     "digits_mlp": "epochs = 2",
     "digits_cnn": "epochs = 1",
     "char_transformer": "steps = 20\nsample_tokens = 30",
+    "fused_bias_gelu": "epochs = 1",
 }
 
 
@@ -54,6 +55,16 @@ def test_ddp_digits_quick_under_rtorch_launch():
     assert len(epochs) == 1 and epochs[0].startswith("[rank 0]: "), r.stdout   # only rank 0 evaluates
     assert "mean over 2 ranks" in epochs[0]
     assert float(epochs[0].split("test accuracy")[1].split()[0]) > 0.5, r.stdout
+
+
+def test_fused_bias_gelu_quick_trains_through_the_plugin_op_as_the_unfused_model_does():
+    r = rtorch_run([os.path.join(SAMPLES, "fused_bias_gelu.py"), "--quick"], cwd=SAMPLES)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("loaded org.rustytorch.fused-bias-gelu"), r.stdout
+    fused = [line.split("(")[0].split()[1:] for line in r.stdout.splitlines() if line.startswith("fused ")]
+    unfused = [line.split("(")[0].split()[1:] for line in r.stdout.splitlines() if line.startswith("unfused ")]
+    assert len(fused) == 2 and fused == unfused, r.stdout  # the same losses and accuracies, to 4 digits
+    assert float(fused[-1][-1]) > 0.5, r.stdout
 
 
 def test_char_transformer_quick_trains_and_samples():

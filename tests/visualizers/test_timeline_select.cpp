@@ -6,6 +6,7 @@
 #include <map>
 
 #include "rt/error.h"
+#include "rt/op_origin.h"
 #include "rt/viz/timeline_select.h"
 #include "test_timeline_fixtures.h"
 
@@ -96,6 +97,19 @@ TEST_CASE("details name the op, its module, shapes, times, self time and links")
   const EventDetails step = details(m, {0, 0, 0});
   REQUIRE(step.name == "step 12");
   REQUIRE(step.kind == "step");
+  REQUIRE(linear.plugin.empty());
+}
+
+TEST_CASE("details of an op a plugin registered name the plugin") {
+  rt::set_op_origin("rtx_viz::fused", "org.test.viz-plugin");  // what the plugin host does when it registers an op
+  SessionBuilder b;
+  b.thread(1, "main");
+  b.op("rtx_viz::fused", 0, 100);
+  b.op("FusedBackward0", 200, 300, 1, OpKind::BackwardNode);
+  const TimelineModel m(b.shared());
+  const auto main = uint32_t(*m.find_track({TrackKind::Thread, 1, 0}));
+  REQUIRE(details(m, {main, 0, 0}).plugin == "org.test.viz-plugin");
+  REQUIRE(details(m, {main, 0, 1}).plugin.empty());
 }
 
 TEST_CASE("details say when the model repaired an event's times") {

@@ -200,4 +200,13 @@ void AutocastCall::prepare(CastPolicy policy, const TensorList& inputs) {
 }
 
 }  // namespace detail
+
+TensorList autocast_inputs(OpCastPolicy policy, const TensorList& inputs) {
+  const detail::CastPolicy p = policy == OpCastPolicy::LowerPrecision ? detail::CastPolicy::LowerPrecision
+                               : policy == OpCastPolicy::Float32      ? detail::CastPolicy::Float32
+                                                                      : detail::CastPolicy::Promote;
+  detail::AutocastCall call(p, inputs);
+  return call ? call.tensors() : TensorList{};
+}
+
 }  // namespace rt::amp

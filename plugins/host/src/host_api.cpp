@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "ops/host_tensors.h"
 #include "rt/plugin_host/plugin_manager.h"
 
 namespace rt::plugin {
@@ -31,6 +32,7 @@ RtHostApi make_host_api() {
   api.abi_minor = RT_PLUGIN_ABI_MINOR;
   api.host_version = RT_VERSION_STRING;
   api.log = host_log;
+  fill_tensor_functions(api);
   return api;
 }
 

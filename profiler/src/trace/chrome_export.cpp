@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "rt/op_origin.h"
 #include "rt/prof/chrome_trace.h"
 #include "rt/prof/nesting.h"
 #include "trace/json_writer.h"
@@ -28,6 +29,7 @@ class ChromeExporter {
 
   ChromeExportStats run() {
     plan();
+    find_plugin_ops();
     w_.raw("{\"traceEvents\":[");
     write_track_names();
     write_cpu_slices();
@@ -78,6 +80,19 @@ class ChromeExporter {
       try { cpu_pid_ = std::stoll(it->second); } catch (const std::exception&) {}
     }
     if (streams_.count(int32_t(cpu_pid_))) cpu_pid_ += int64_t(1) << 20;
+  }
+
+  // Ops a plugin registered (rt/op_origin.h) get their plugin id as the "plugin" argument.
+  void find_plugin_ops() {
+    const auto origins = rt::op_origins();
+    if (origins.empty()) return;
+    const std::unordered_map<std::string_view, std::string_view> by_name(origins.begin(), origins.end());
+    plugin_of_.assign(s_.strings.size(), std::string());
+    for (size_t id = 0; id < s_.strings.size(); ++id)
+      if (auto it = by_name.find(s_.strings.at(StringId(id))); it != by_name.end()) plugin_of_[id] = it->second;
+  }
+  const std::string* plugin_of(StringId name) const {
+    return name < plugin_of_.size() && !plugin_of_[name].empty() ? &plugin_of_[name] : nullptr;
   }
 
   static bool is_cpu_side(GpuActivityKind k) { return k == GpuActivityKind::Runtime || k == GpuActivityKind::Driver; }
@@ -234,6 +249,7 @@ class ChromeExporter {
       }
     }
     if (op.module) { key("module"); w_.raw(escaped(op.module)); }
+    if (const std::string* plugin = plugin_of(op.name)) arg_str("plugin", *plugin);
     if (op.sequence_nr >= 0) arg_int("Sequence number", op.sequence_nr);
     if (op.correlation_id) arg_uint("External id", op.correlation_id);
     args_close();
@@ -524,6 +540,7 @@ class ChromeExporter {
   std::map<int32_t, std::set<int32_t>> streams_;
   std::vector<std::string_view> type_items_;
   std::vector<std::string> escaped_;
+  std::vector<std::string> plugin_of_;  // by StringId: the plugin id of an op name a plugin registered
 };
 
 }  // namespace

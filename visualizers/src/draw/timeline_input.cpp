@@ -154,6 +154,7 @@ void TimelineDraw::handle_input(float scale, TimeCursor* cursor) {
     ImGui::TextDisabled("%s  %s  (self %s)", d.kind.c_str(), format_duration(d.duration_ns).c_str(),
                         format_duration(d.self_ns).c_str());
     if (!d.module.empty()) ImGui::TextDisabled("module %s", d.module.c_str());
+    if (!d.plugin.empty()) ImGui::TextDisabled("plugin %s", d.plugin.c_str());
     if (!d.group.empty())
       ImGui::TextDisabled("%s %s, group '%s' #%lld%s%s", d.input_shapes.c_str(), d.input_dtypes.c_str(),
                           d.group.c_str(), (long long)d.seq, d.call_site.empty() ? "" : " at ", d.call_site.c_str());

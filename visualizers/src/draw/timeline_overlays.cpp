@@ -112,6 +112,7 @@ void TimelineDraw::draw_details(float scale) {
   std::vector<std::pair<std::string, std::string>> lines;
   lines.push_back({"kind", d.kind + " on " + d.track});
   if (!d.module.empty()) lines.push_back({"module", d.module});
+  if (!d.plugin.empty()) lines.push_back({"plugin", d.plugin});
   if (!d.input_shapes.empty()) lines.push_back({"shapes", d.input_shapes});
   if (!d.input_dtypes.empty()) lines.push_back({"dtypes", d.input_dtypes});
   if (!d.group.empty()) {

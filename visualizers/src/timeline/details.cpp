@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rt/op_origin.h"
+
 namespace rt::viz {
 
 namespace {
@@ -45,6 +47,7 @@ EventDetails details(const TimelineModel& model, const EventRef& e) {
       const prof::OpRecord& op = d.ops[r];
       out.kind = op_kind_name(op.kind);
       out.module = d.strings.at(op.module);
+      if (op.kind == prof::OpKind::Op) out.plugin = rt::op_origin(out.name);
       out.input_shapes = d.strings.at(op.input_shapes);
       out.input_dtypes = d.strings.at(op.input_dtypes);
       out.sequence_nr = op.sequence_nr;

@@ -28,6 +28,7 @@
 #include "rt/device.h"
 #include "rt/dtype.h"
 #include "rt/export.h"
+#include "rt/tensor.h"
 
 RT_API_BEGIN
 
@@ -74,6 +75,16 @@ class AutocastExcludedGuard {
   AutocastExcludedGuard(const AutocastExcludedGuard&) = delete;
   AutocastExcludedGuard& operator=(const AutocastExcludedGuard&) = delete;
 };
+
+// Ops that are not the engine's own (plugin ops, rt/plugin/abi.h's RtAutocastPolicy) declare one of these;
+// autocast_inputs applies it as the engine's ops apply theirs:
+//   rt::TensorList cast = rt::amp::autocast_inputs(rt::amp::OpCastPolicy::LowerPrecision, {x, w});
+//   if (!cast.empty()) { x = cast[0]; w = cast[1]; }
+// Returns the inputs, each floating one on the region's device type cast (float64 never), when autocast applies
+// to an op called here (a region of the first defined input's device type is on, the op is called from user
+// code, not from another op or the backward pass, and some input needs a cast); otherwise an empty list.
+enum class OpCastPolicy { LowerPrecision, Float32, Promote };
+TensorList autocast_inputs(OpCastPolicy policy, const TensorList& inputs);
 
 }  // namespace rt::amp
 

@@ -49,6 +49,7 @@ struct EventDetails {
                              // "cuda runtime", "cuda driver", "step", "collective", "point-to-point"
   std::string track;         // the track's name
   std::string module;        // ops only
+  std::string plugin;        // ops a plugin registered: its id (rt/op_origin.h); empty for the engine's own
   std::string input_shapes;
   std::string input_dtypes;
   int64_t start_ns = 0;
