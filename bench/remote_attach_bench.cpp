@@ -31,6 +31,12 @@
 
 namespace {
 
+rt::remote::AgentOptions bench_agent_options() {
+  rt::remote::AgentOptions o;
+  o.job = "bench";
+  return o;
+}
+
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -131,7 +137,7 @@ int main(int argc, char** argv) {
 
   // 1. Streaming.
   {
-    const auto m = rt::remote::serve({.job = "bench"});
+    const auto m = rt::remote::serve(bench_agent_options());
     ClientProcess client(m.socket, "stream");
     wait_subscribed(m.socket);
     auto a = rt::ones({1}), b = rt::ones({1});
@@ -175,7 +181,7 @@ int main(int argc, char** argv) {
       return seconds_since(t0) / 50;
     };
     for (int i = 0; i < 20; ++i) step();
-    const auto m = rt::remote::serve({.job = "bench"});
+    const auto m = rt::remote::serve(bench_agent_options());
     std::vector<double> ratios, plain_ms;
     for (int r = 0; r < rounds; ++r) {
       const double plain = block();
@@ -184,7 +190,7 @@ int main(int argc, char** argv) {
       const double attached = block();
       rt::remote::stop_serving(5000ms);
       client.finish();
-      rt::remote::serve({.job = "bench"});
+      rt::remote::serve(bench_agent_options());
       ratios.push_back(attached / plain);
       plain_ms.push_back(plain * 1e3);
     }
@@ -196,7 +202,7 @@ int main(int argc, char** argv) {
 
   // 3. Attach to first live frame.
   {
-    const auto m = rt::remote::serve({.job = "bench"});
+    const auto m = rt::remote::serve(bench_agent_options());
     std::vector<double> firsts;
     for (int r = 0; r < rounds; ++r) {
       ClientProcess client(m.socket, "first-frame");

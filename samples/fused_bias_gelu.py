@@ -5,7 +5,7 @@ PyTorch's unfused gelu(x + b), from the same initial weights: the losses agree.
     rtorch run samples/fused_bias_gelu.py --quick    # 2 epochs (what the tests run)
 
 The plugin is found by its id in the plugin search paths (a build tree's build/plugins, or
-~/.local/share/rustytorch/plugins); pass --plugin DIR to load it from elsewhere. docs/plugins-ops.md explains it.
+~/.local/share/rustytorch/plugins); pass --plugin DIR to load it from elsewhere. docs/plugins.md explains it.
 """
 import argparse
 

@@ -92,7 +92,7 @@ TEST_CASE("StreamGuard makes a stream current for its scope, on this thread only
   rt::cuda::set_current_stream(rt::cuda::Stream::default_stream());
 }
 
-TEST_CASE("ops launch on the current stream; the legacy stream does not wait for a created one", "[gate]") {
+TEST_CASE("ops launch on the current stream, the legacy stream does not wait for a created one", "[gate]") {
   const rt::Tensor x = rt::randn({1 << 20}, on_gpu());
   const rt::Tensor expected = (x.cpu() * 2.0) + 1.0;
   const rt::cuda::Stream side = rt::cuda::Stream::create();

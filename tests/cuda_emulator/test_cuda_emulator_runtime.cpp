@@ -235,7 +235,7 @@ TEST_CASE("the capacity is 8 GiB (or RT_CUDA_EMULATED_MEMORY_MB), and a request 
   CHECK(free_bytes() == free);
 }
 
-TEST_CASE("cudaMalloc counts 256-byte blocks against the capacity; cudaFree gives them back") {
+TEST_CASE("cudaMalloc counts 256-byte blocks against the capacity, cudaFree gives them back") {
   cudaGetLastError();
   const ScopedCapacity capacity("64");
   size_t free0 = 0, total = 0;
@@ -303,7 +303,7 @@ TEST_CASE("cudaMalloc counts 256-byte blocks against the capacity; cudaFree give
   CHECK(free_bytes() == free0);
 }
 
-TEST_CASE("threads allocate, copy and make streams and events at once; the books balance") {
+TEST_CASE("threads allocate, copy and make streams and events at once, the books balance") {
   cudaGetLastError();
   const size_t free0 = free_bytes();
   std::vector<std::thread> threads;

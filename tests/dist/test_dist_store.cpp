@@ -416,7 +416,7 @@ TEST_CASE("4 processes rendezvous through FileStore, and the last to close remov
 
 // ---- FileStore's file -----------------------------------------------------------------------------
 
-TEST_CASE("FileStore: world_size -1 keeps the file; a reopened store sees the keys") {
+TEST_CASE("FileStore: world_size -1 keeps the file, a reopened store sees the keys") {
   fs::path file = temp_path("keep");
   {
     FileStore a(file.string(), -1);
@@ -435,7 +435,7 @@ TEST_CASE("FileStore: world_size -1 keeps the file; a reopened store sees the ke
   fs::remove(file);
 }
 
-TEST_CASE("FileStore: two stores in one process share the file; the second to close removes it") {
+TEST_CASE("FileStore: two stores in one process share the file, the second to close removes it") {
   fs::path file = temp_path("two");
   auto a = std::make_unique<FileStore>(file.string(), 2);
   auto b = std::make_unique<FileStore>(file.string(), 2);

@@ -21,7 +21,7 @@ uint64_t record(const char* op, const rt::Tensor& t, uint64_t seq, uint32_t grou
 }
 }  // namespace
 
-TEST_CASE("ledger: a record names its op, tensor, peer, call site and group; finish stamps its end") {
+TEST_CASE("ledger: a record names its op, tensor, peer, call site and group, finish stamps its end") {
   const uint32_t group = dist::detail::ledger_group_id("test-group");
   const rt::Tensor t = rt::zeros({20, 10});
   uint64_t id;

@@ -7,7 +7,7 @@
 
 using namespace rt;
 
-TEST_CASE("gradients accumulate across backward calls; retain_graph is required twice") {
+TEST_CASE("gradients accumulate across backward calls, retain_graph is required twice") {
   auto x = tensor({1.0, 2.0}).requires_grad_();
   auto y = (x * x).sum();
   y.backward({}, /*retain_graph=*/true);
@@ -64,7 +64,7 @@ TEST_CASE("no_grad, enable_grad and detach") {
   CHECK_THROWS_AS(zeros({2}, kInt64).requires_grad_(), DTypeError);
 }
 
-TEST_CASE("tensor hooks on leaves and intermediates; retain_grad; remove_hook") {
+TEST_CASE("tensor hooks on leaves and intermediates, retain_grad, remove_hook") {
   auto x = tensor({1.0, 2.0}).requires_grad_();
   auto h = x.register_hook([](const Tensor& g) { return g * 10; });
   auto mid = x * 3;
@@ -99,7 +99,7 @@ TEST_CASE("in-place after save is detected with the node named") {
   }
 }
 
-TEST_CASE("in-place on a leaf that requires grad is refused; on an intermediate it is differentiable") {
+TEST_CASE("in-place on a leaf that requires grad is refused, on an intermediate it is differentiable") {
   auto w = ones({3}).requires_grad_();
   CHECK_THROWS_WITH(w.add_(ones({3})), Catch::Contains("leaf Variable"));
   {

@@ -112,7 +112,7 @@ TEST_CASE("a C++ custom function's gradient is its backward's, named after the s
   CHECK_FALSE(plain.grad_fn());
 }
 
-TEST_CASE("needs_input_grad follows the inputs; inputs that need no gradient get none") {
+TEST_CASE("needs_input_grad follows the inputs, inputs that need no gradient get none") {
   Tensor x = random({5, 3}, kFloat32, -1, 1, 3);
   Tensor w = random({4, 3}, kFloat32, -1, 1, 4).requires_grad_(true);
   Tensor b = random({4}, kFloat32, -1, 1, 5).requires_grad_(true);
@@ -133,7 +133,7 @@ TEST_CASE("outputs without a gradient get zeros or undefined, as set_materialize
   }
 }
 
-TEST_CASE("mark_non_differentiable outputs need no gradient; saved_data keeps other values") {
+TEST_CASE("mark_non_differentiable outputs need no gradient, saved_data keeps other values") {
   Tensor x = tensor({1.0f, 5.0f, 2.0f, 7.0f, 3.0f, 0.0f}, {2, 3}).requires_grad_(true);
   TensorList out = RowMax::apply(x);
   CHECK(out[0].requires_grad());
@@ -142,7 +142,7 @@ TEST_CASE("mark_non_differentiable outputs need no gradient; saved_data keeps ot
   CHECK(x.grad().to_vector<float>() == std::vector<float>{0, 1, 0, 2, 0, 0});
 }
 
-TEST_CASE("mark_dirty rebases an input modified in place; an input returned unchanged keeps its history") {
+TEST_CASE("mark_dirty rebases an input modified in place, an input returned unchanged keeps its history") {
   Tensor x = tensor({1.0f, 2.0f}).requires_grad_(true);
   Tensor h = x * 3.0;
   Tensor out = DoubleInPlace::apply(h);
@@ -188,7 +188,7 @@ struct Keep : autograd::Function<Keep> {
 };
 }  // namespace
 
-TEST_CASE("a backward without retain_graph frees the saved tensors; a function that saved none can run again") {
+TEST_CASE("a backward without retain_graph frees the saved tensors, a function that saved none can run again") {
   Tensor x = rt::ones({2}).requires_grad_(true);
   Tensor y = Identity::apply(x);  // saves nothing
   y.backward(rt::ones({2}));

@@ -640,7 +640,7 @@ TEST_CASE("empty_cache and the out-of-memory retry wait for pending events") {
   }
 }
 
-TEST_CASE("record_stream needs a live block; the destructor destroys pending events") {
+TEST_CASE("record_stream needs a live block, the destructor destroys pending events") {
   HostSegmentSource source(kPlenty);
   {
     CachingAllocator alloc(source);

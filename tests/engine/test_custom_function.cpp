@@ -48,7 +48,7 @@ TEST_CASE("outputs without a gradient get zeros, or undefined gradients when mat
   }
 }
 
-TEST_CASE("an input modified in place and returned is rebased onto the node; a leaf that requires grad or a view is refused") {
+TEST_CASE("an input modified in place and returned is rebased onto the node, a leaf that requires grad or a view is refused") {
   Tensor x = tensor({1.0f, 2.0f}).requires_grad_(true);
   Tensor h = x * 3.0;
   {
@@ -83,7 +83,7 @@ TEST_CASE("an output that already has a history is rebased onto the custom node 
   CHECK(x.grad().to_vector<float>() == std::vector<float>{5, 5});
 }
 
-TEST_CASE("a custom function's backward autocasts as the caller's region says; the engine's nodes do not") {
+TEST_CASE("a custom function's backward autocasts as the caller's region says, the engine's nodes do not") {
   Tensor a = testing::random({2, 4}, kFloat32, -1, 1, 1).requires_grad_(true);
   Tensor w = testing::random({4, 3}, kFloat32, -1, 1, 2);
   auto run = [&] {

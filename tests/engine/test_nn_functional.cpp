@@ -368,7 +368,7 @@ TEST_CASE("layer_norm matches the reference with and without affine parameters")
                                  {"layer_norm", "weight", "[5]", "[6]"});
 }
 
-TEST_CASE("batch_norm: training uses batch stats and updates running buffers in place; eval uses them") {
+TEST_CASE("batch_norm: training uses batch stats and updates running buffers in place, eval uses them") {
   auto x = random({5, 3, 4}, rt::kFloat64, -2, 2, 90);
   auto w = random({3}, rt::kFloat64, 0.5, 1.5, 91), b = random({3}, rt::kFloat64, -1, 1, 92);
   auto rm = random({3}, rt::kFloat64, -0.5, 0.5, 93), rv = random({3}, rt::kFloat64, 0.5, 1.5, 94);
@@ -403,7 +403,7 @@ TEST_CASE("batch_norm: training uses batch stats and updates running buffers in 
 
 // ---- embedding and dropout -------------------------------------------------------------------
 
-TEST_CASE("embedding gathers rows; backward accumulates repeats and skips padding_idx") {
+TEST_CASE("embedding gathers rows, backward accumulates repeats and skips padding_idx") {
   auto w = random({6, 3}, rt::kFloat64, -1, 1, 100).requires_grad_();
   auto idx = rt::tensor({int64_t(1), int64_t(4), int64_t(1), int64_t(0), int64_t(2), int64_t(1)}, {2, 3});
   auto y = rt::embedding(w, idx, 2);

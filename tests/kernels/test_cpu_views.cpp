@@ -26,7 +26,7 @@ std::vector<float> iota(size_t n, float start = 0) {
 
 }  // namespace
 
-TEST_CASE("a dense view has row-major strides; permuted reorders sizes and strides alike") {
+TEST_CASE("a dense view has row-major strides, permuted reorders sizes and strides alike") {
   std::vector<float> x = iota(24);
   const TensorView v = TensorView::dense(x.data(), rt::kFloat32, {2, 3, 4});
   CHECK(v.numel() == 24);

@@ -149,7 +149,7 @@ TEST_CASE("plugins load in dependency order and run Qt Creator's lifecycle") {
                          "org.test.dependent shutdown", "org.test.base shutdown"});
 }
 
-TEST_CASE("a plugin that fails to initialize is disabled with its dependents; the others go on") {
+TEST_CASE("a plugin that fails to initialize is disabled with its dependents, and the others go on") {
   PluginFolder dir;
   dir.add("init-fails");
   dir.add("after-init-fails");

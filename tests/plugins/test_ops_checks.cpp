@@ -59,7 +59,7 @@ TEST_CASE("a result sharing an argument's memory without Tensor(a) fails the ali
   CHECK_THAT(c.detail, Contains("result 0 shares memory with argument 'x'"));
 }
 
-TEST_CASE("a wrong backward fails gradcheck; a missing one fails 'autograd registered'") {
+TEST_CASE("a wrong backward fails gradcheck, a missing one fails 'autograd registered'") {
   OpCheck g = op_gradcheck(op_named("rtx_test::wrong_grad"), {rt::testing::random({2, 3})});
   CHECK_FALSE(g.passed);
   CHECK_THAT(g.detail, Contains("argument 'x', element 0: backward gives"));

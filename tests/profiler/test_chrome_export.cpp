@@ -195,7 +195,7 @@ TEST_CASE("every string is escaped and invalid UTF-8 is replaced") {
   CHECK(std::isinf(back.counters[1].value));
 }
 
-TEST_CASE("an empty session exports a valid trace; unwritable paths give a clear error") {
+TEST_CASE("an empty session exports a valid trace, unwritable paths give a clear error") {
   SessionData s;
   const std::string text = chrome_trace_json(s);
   CHECK(rt::test::validate_chrome_trace(text).empty());

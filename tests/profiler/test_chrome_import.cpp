@@ -429,7 +429,7 @@ TEST_CASE("collectives export on lane threads named \"collectives\" and import b
   CHECK(chrome_trace_json(back) == text);
 }
 
-TEST_CASE("pack_collective_lanes: first free lane in start order; touching intervals share a lane") {
+TEST_CASE("pack_collective_lanes: first free lane in start order, touching intervals share a lane") {
   std::vector<CollectiveRecord> c(5);
   const int64_t spans[5][2] = {{0, 10}, {5, 20}, {10, 15}, {12, 12}, {30, 40}};
   for (size_t i = 0; i < 5; ++i) c[i].start_ns = spans[i][0], c[i].end_ns = spans[i][1];

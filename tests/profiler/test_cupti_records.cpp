@@ -220,7 +220,7 @@ TEST_CASE("the collector starts on a GPU, or explains why it cannot") {
   }
 }
 
-TEST_CASE("a session with cupti=auto records without a GPU and notes why; cupti=on throws") {
+TEST_CASE("a session with cupti=auto records without a GPU and notes why, cupti=on throws") {
   rt::prof::SessionOptions automatic, strict_options;
   strict_options.cupti = rt::prof::CuptiMode::On;
   rt::prof::Session s(automatic);

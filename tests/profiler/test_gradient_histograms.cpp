@@ -147,7 +147,7 @@ TEST_CASE("a gradient with no finite value has empty counts and a zero range") {
   CHECK(prof::gradient_histogram_problem(h).empty());
 }
 
-TEST_CASE("deltas carry the histograms drained since the cursor; concatenated they equal snapshot()") {
+TEST_CASE("deltas carry the histograms drained since the cursor, concatenated they equal snapshot()") {
   Session s(options());
   s.start();
   SessionData data;

@@ -129,7 +129,7 @@ TEST_CASE("a default cursor reads the whole session as snapshot() does, then inc
   s.stop();
 }
 
-TEST_CASE("increments carry only what was drained since the cursor; concatenated they equal snapshot()") {
+TEST_CASE("increments carry only what was drained since the cursor, concatenated they equal snapshot()") {
   Session s(options());
   s.start();
   Reader r;

@@ -221,7 +221,7 @@ TEST_CASE("a session with a store path streams while recording and finishes equa
   }
 }
 
-TEST_CASE("the flush thread drains buffers; keep_in_memory = false keeps the session small") {
+TEST_CASE("the flush thread drains buffers, keep_in_memory = false keeps the session small") {
   TempDir dir;
   const fs::path db = dir.path / "runs.sqlite";
   prof::SessionOptions o = store_options(db);

@@ -1,4 +1,4 @@
-"""docs/plugins-ops.md's walkthrough, as a new user follows it: its plugin.json and my_ops.cpp written to an empty
+"""docs/plugins.md's walkthrough, as a new user follows it: its plugin.json and my_ops.cpp written to an empty
 folder, compiled with the page's command against plugins/include only, and its Python run in a fresh process."""
 import os
 import re

@@ -60,7 +60,7 @@ std::string wait_notice(remote::AgentClient& c, const std::string& text, size_t&
 
 }  // namespace
 
-TEST_CASE("pause, step, inspect and continue a training thread; its result is unchanged", "[remote][pause]") {
+TEST_CASE("pause, step, inspect and continue a training thread, its result is unchanged", "[remote][pause]") {
   Trainer reference;
   reference.run(6);
 

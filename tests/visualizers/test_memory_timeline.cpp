@@ -148,7 +148,7 @@ TEST_CASE("blocks alive at a time add up to the series, per category") {
   }
 }
 
-TEST_CASE("hit-testing the stack finds the block and its allocating op; largest blocks come first") {
+TEST_CASE("hit-testing the stack finds the block and its allocating op, largest blocks come first") {
   SessionBuilder b;
   b.data().start_ns = 0;
   b.memory(1000, 0x1, 4096, MemoryCategoryId::Parameter, 0, "nn.Linear");

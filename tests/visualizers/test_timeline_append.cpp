@@ -193,7 +193,7 @@ TEST_CASE("a late outer op encloses ops already shown: they move one level down"
   require_same_model(model, TimelineModel(std::make_shared<const SessionData>(*live)));
 }
 
-TEST_CASE("new threads, streams and counters take their place in the track order; a thread named late is renamed") {
+TEST_CASE("new threads, streams and counters take their place in the track order, a thread named late is renamed") {
   SessionBuilder b;
   b.op("aten::mul", 100, 200, 2);  // thread 2: no record yet
   b.counter("loss", 150, 1.0);

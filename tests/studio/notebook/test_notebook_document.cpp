@@ -106,7 +106,7 @@ TEST_CASE("moves keep ids and undo moves back", "[studio][document]") {
   CHECK(ids(doc) == before);
 }
 
-TEST_CASE("split at the cursor trims newlines; the second part keeps outputs", "[studio][document]") {
+TEST_CASE("split at the cursor trims newlines, the second part keeps outputs", "[studio][document]") {
   NotebookDocument doc = three_cells();
   doc.set_source(2, "x = 1\n\ny = 2\n");
   const std::string id = doc.cell(2).id;
@@ -228,7 +228,7 @@ TEST_CASE("listeners hear every change with the affected range", "[studio][docum
   CHECK_THROWS_AS(doc.set_outputs(1, {}, 1), std::invalid_argument);  // a raw cell has no outputs
 }
 
-TEST_CASE("dirty state follows edits and saves; failed saves change nothing", "[studio][document]") {
+TEST_CASE("dirty state follows edits and saves, failed saves change nothing", "[studio][document]") {
   const ScratchDir dir;
   NotebookDocument doc = three_cells();
   doc.save_as(dir / "nb.ipynb");

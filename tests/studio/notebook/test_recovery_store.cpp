@@ -132,7 +132,7 @@ TEST_CASE("corrupt recovery files are listed with the reason, after good ones", 
   CHECK(store.list().size() == 1);
 }
 
-TEST_CASE("an autosave from a studio killed with SIGKILL is offered back; a live one is not", "[studio][recovery]") {
+TEST_CASE("an autosave from a studio killed with SIGKILL is offered back, a live one is not", "[studio][recovery]") {
   const ScratchDir dir;
   const auto original = dir / "train.ipynb";
   { edited_document(original); }  // writes the original file

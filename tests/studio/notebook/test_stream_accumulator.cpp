@@ -10,7 +10,7 @@ namespace {
 std::string text_of(const std::vector<nlohmann::json>& outputs, std::size_t i) { return stream_text(outputs.at(i)); }
 }  // namespace
 
-TEST_CASE("consecutive chunks of one stream merge; another stream starts a new output", "[studio][stream]") {
+TEST_CASE("consecutive chunks of one stream merge, another stream starts a new output", "[studio][stream]") {
   std::vector<nlohmann::json> outputs;
   StreamAccumulator acc;
   acc.append(outputs, "stdout", "a");
@@ -94,7 +94,7 @@ TEST_CASE("a flood is cut at a character boundary and stays cheap", "[studio][st
   CHECK(static_cast<unsigned char>(text[marker - 1]) != 0xC3);
 }
 
-TEST_CASE("UTF-8 split across chunks is joined; invalid bytes become U+FFFD", "[studio][stream]") {
+TEST_CASE("UTF-8 split across chunks is joined, invalid bytes become U+FFFD", "[studio][stream]") {
   std::vector<nlohmann::json> outputs;
   StreamAccumulator acc;
   acc.append(outputs, "stdout", "caf\xc3");

@@ -52,7 +52,7 @@ TEST_CASE("command mode single keys map to Jupyter's commands", "[studio][keymap
   CHECK(press(keymap, cmd, Qt::Key_Q).outcome == Outcome::NotHandled);
 }
 
-TEST_CASE("run keys work in both modes; edit mode leaves other keys to the editor", "[studio][keymap]") {
+TEST_CASE("run keys work in both modes, edit mode leaves other keys to the editor", "[studio][keymap]") {
   CommandModeKeymap keymap;
   for (EditorMode mode : {EditorMode::Command, EditorMode::Edit}) {
     CHECK(matches(press(keymap, mode, Qt::Key_Return, Qt::ShiftModifier), CellCommand::RunAndSelectNext));
@@ -70,7 +70,7 @@ TEST_CASE("run keys work in both modes; edit mode leaves other keys to the edito
                 CellCommand::SplitAtCursor));
 }
 
-TEST_CASE("chords: D,D deletes, I,I interrupts, 0,0 restarts; other keys and timeouts cancel", "[studio][keymap]") {
+TEST_CASE("chords: D,D deletes, I,I interrupts, 0,0 restarts, other keys and timeouts cancel", "[studio][keymap]") {
   CommandModeKeymap keymap;
   const auto cmd = EditorMode::Command;
   const auto t0 = CommandModeKeymap::Clock::now();
@@ -180,7 +180,7 @@ TEST_CASE("run times read like JupyterLab's", "[studio][queue]") {
   CHECK(format_run_time(D(-1)) == "0.0 ms");
 }
 
-TEST_CASE("ANSI colours become HTML spans; other escapes vanish", "[studio][ansi]") {
+TEST_CASE("ANSI colours become HTML spans, other escapes vanish", "[studio][ansi]") {
   CHECK(ansi_to_html("\x1b[0;31mZeroDivisionError\x1b[0m: division by zero") ==
         "<span style=\"color:#c91b00\">ZeroDivisionError</span>: division by zero");
   CHECK(ansi_to_html("a < b & \"c\"") == "a &lt; b &amp; &quot;c&quot;");

@@ -1,5 +1,5 @@
 // rt/plugin/sdk.h — writing an op plugin in C++: a TORCH_LIBRARY-like registration over abi.h's C tables.
-// Header-only, C++20; includes abi.h and the standard library only. docs/plugins-ops.md walks through a plugin.
+// Header-only, C++20; includes abi.h and the standard library only. docs/plugins.md walks through a plugin.
 //
 //   #include "rt/plugin/sdk.h"
 //   using rt::plugin::sdk::Tensor;

@@ -10,7 +10,7 @@
 //   for (const rt::plugin::OpInfo* op : rt::plugin::registered_ops())
 //     std::printf("%s  %s  %s\n", op->qualified_name.c_str(), op->schema.str().c_str(), op->plugin_id.c_str());
 //
-// What a call does (docs/plugins-ops.md):
+// What a call does (docs/plugins.md):
 //  1. checks the arguments against the schema: their count (trailing ones with defaults may be left out),
 //     each one's type, and that every tensor is on one device; errors name the op and the argument
 //     ("rtx::fused_bias_gelu: argument 'b' (position 2) must be Tensor, got float");

@@ -17,7 +17,7 @@
 //   rt::plugin::TraceSessionSource source(s);
 //   exporter->export_trace(source.source(), write, context, &error);
 //
-// Contracts (docs/plugins-trace.md has the whole story):
+// Contracts (docs/plugins.md, "Importers and exporters" has the whole story):
 // - TraceSessionBuilder refuses, with RT_STATUS_INVALID_ARGUMENT and a message (error()), a NULL slice or
 //   name, a struct_size too small for end_ns, a string longer than TraceLimits::max_string_bytes or not
 //   UTF-8, end_ns < start_ns, a thread named two different ways, and more slices, metadata entries or bytes
