@@ -12,7 +12,7 @@ BUILD_DIR = Path(os.environ.get("RT_BUILD_DIR", SOURCE_DIR / "build"))
 
 
 def blocks(language):
-    text = (SOURCE_DIR / "docs" / "plugins-ops.md").read_text()
+    text = (SOURCE_DIR / "docs" / "plugins.md").read_text()
     found = re.findall(r"^( *)```" + language + r"\n(.*?)^\1```", text, flags=re.S | re.M)
     return ["\n".join(line[len(indent):] for line in body.splitlines()) + "\n" for indent, body in found]
 
