@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "rt/plugin_host/importer_checks.h"
+#include "rt/plugin_host/op_checks.h"
+#include "rt/plugin_host/op_registry.h"
 #include "rt/plugin_host/plugin_manager.h"
 
 namespace rt::cli {
@@ -72,6 +74,25 @@ std::vector<CheckFinding> run_plugin_checks(const std::filesystem::path& dir,
            status == RT_STATUS_OK ? "passed" : fmt::format("failed: {}", error.message));
   } else {
     report("self-test", true, "none (RtPluginInfo.self_test is NULL)");
+  }
+
+  if (r.manifest.has_kind(rt::plugin::Kind::Ops)) {
+    // Each of its ops, as torch.library.opcheck does: schema against mutation and aliasing, a backward,
+    // float64 gradcheck, CPU against CUDA where a device exists (op_checks.h).
+    for (const rt::plugin::OpInfo* op : rt::plugin::registered_ops()) {
+      if (op->plugin_id != r.manifest.id) continue;
+      announce(op->qualified_name);
+      auto sample = rt::plugin::find_sample_arguments(*op);
+      if (!sample) {
+        report(op->qualified_name, false,
+               "no sample arguments: its CPU kernel refused float64 tensors of shapes [3, 4], [3, 4]+[4], [4] and "
+               "[2, 3, 4]; test it with rt::plugin::check_op and arguments of your own");
+        continue;
+      }
+      for (const rt::plugin::OpCheck& c : rt::plugin::check_op(*op, *sample))
+        report(fmt::format("{}: {}", op->qualified_name, c.name), c.passed,
+               c.skipped ? "skipped: " + c.detail : c.detail);
+    }
   }
 
   if (r.manifest.has_kind(rt::plugin::Kind::Importer)) {

@@ -127,3 +127,25 @@ def test_check_of_a_panel_draws_it_in_the_studio(rtorch, plugin_env, folder, che
         assert r.returncode == 1, r.stdout + r.stderr
         failed = [f for f in findings if not f["ok"]]
         assert failed and failed[0]["check"] == check and message in failed[0]["detail"], findings
+
+
+def test_check_of_an_op_plugin_runs_opcheck_on_each_op(rtorch, plugin_env):
+    _, env, _ = plugin_env
+    r = rtorch("plugin", "check", "--json", BUILD_DIR / "plugins" / "fused-bias-gelu", env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = {f["check"]: f for f in map(json.loads, r.stdout.splitlines())}
+    for name in ("schema: mutation", "schema: aliasing", "autograd registered", "gradcheck", "cpu vs cuda"):
+        assert checks[f"rtx::fused_bias_gelu: {name}"]["ok"]
+    assert "largest difference" in checks["rtx::fused_bias_gelu: gradcheck"]["detail"]
+
+
+def test_check_of_broken_ops_names_each_lie(rtorch, plugin_env):
+    _, env, _ = plugin_env
+    fixture = BUILD_DIR / "tests" / "plugins" / "fixtures" / "ops-fixture"
+    r = rtorch("plugin", "check", "--json", fixture, env=env, timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    failed = {f["check"]: f["detail"] for f in map(json.loads, r.stdout.splitlines()) if not f["ok"]}
+    assert "which its schema does not mark Tensor(a!)" in failed["rtx_test::sneaky: schema: mutation"]
+    assert "does not declare it Tensor(a)" in failed["rtx_test::leaky: schema: aliasing"]
+    assert "finite differences" in failed["rtx_test::wrong_grad: gradcheck"]
+    assert "no CPU backward" in failed["rtx_test::no_backward: autograd registered"]

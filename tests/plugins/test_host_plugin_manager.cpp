@@ -153,6 +153,7 @@ TEST_CASE("a plugin that fails to initialize is disabled with its dependents, an
   PluginFolder dir;
   dir.add("init-fails");
   dir.add("after-init-fails");
+  dir.add("init-throws");
   dir.add("base");
   PluginManager pm;
   pm.discover({dir.search});
@@ -164,6 +165,10 @@ TEST_CASE("a plugin that fails to initialize is disabled with its dependents, an
   const PluginRecord& dependent = record(pm, "org.test.after-init-fails");
   CHECK(dependent.state == PluginState::Disabled);
   CHECK_THAT(dependent.error, Contains("depends on org.test.init-fails, which failed"));
+  const PluginRecord& threw = record(pm, "org.test.init-throws");
+  CHECK(threw.state == PluginState::Failed);
+  CHECK_THAT(threw.error, Contains("initialize threw a C++ exception across the C boundary (the fixture's "
+                                   "initialize threw instead of returning a status)"));
   CHECK(record(pm, "org.test.base").state == PluginState::Running);
   pm.shutdown();
   for (const std::string& line : dir.log()) CHECK(line.rfind("org.test.after-init-fails", 0) != 0);
