@@ -153,6 +153,22 @@ def test_exit_after_shown_reports_the_first_frame(tmp_path):
     assert "idle resident memory" in r.stdout
 
 
+@pytest.mark.parametrize("plugin_args", [[], ["--safe-mode"], ["--noload", "org.rustytorch.grad-histogram"]])
+def test_the_window_shows_with_plugins_without_them_or_without_one(tmp_path, plugin_args):
+    # The shipped plugins (build/plugins) load before the window shows; their delayed_initialize runs after it.
+    env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "RT_STUDIO_RECOVERY_DIR": str(tmp_path / "recovery"), "RT_PLUGIN_STATE_DIR": str(tmp_path / "state")}
+    r = run([*plugin_args, "--exit-after-shown"], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "first frame after" in r.stdout
+
+
+def test_check_plugin_takes_no_notebook(tmp_path):
+    r = run(["--check-plugin", str(tmp_path), "notebook.ipynb"])
+    assert r.returncode == 2
+    assert "--check-plugin DIR checks a plugin" in r.stderr
+
+
 def test_run_sh_command_line_from_the_repository_root(tmp_path):
     # scripts/run.sh runs `build/bin/rtorch-studio samples/notebooks/quickstart.ipynb` from the repository root:
     # a relative path, while the interpreter thread changes the process's directory to the notebook's folder.
