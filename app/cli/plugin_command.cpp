@@ -273,6 +273,7 @@ int check_plugin(const fs::path& dir, bool json, std::chrono::seconds timeout) {
 // ---- check: the child ------------------------------------------------------------------------------------
 
 int check_in_child(const fs::path& dir) {
+  rt::plugin::restore_default_crash_signals();  // a crash in the plugin ends us by its signal, for the parent
   // Findings go to the pipe on our stdout; whatever the plugin prints goes to stderr instead.
   int report = dup(STDOUT_FILENO);
   dup2(STDERR_FILENO, STDOUT_FILENO);

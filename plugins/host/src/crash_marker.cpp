@@ -106,6 +106,15 @@ std::vector<CrashRecord> crashes_left_behind(const std::string& app) {
   return out;
 }
 
+void restore_default_crash_signals() {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    sigaction(sig, &action, nullptr);
+  }
+}
+
 void forget_crash(const CrashRecord& c) {
   std::error_code ec;
   std::filesystem::remove(c.file, ec);

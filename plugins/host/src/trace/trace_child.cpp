@@ -1,6 +1,8 @@
 // The child side of out-of-process trace plugins (trace_child.h).
 #include "trace/trace_child.h"
 
+#include "rt/plugin_host/crash_marker.h"
+
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <unistd.h>
@@ -180,6 +182,7 @@ std::string format_limits(const TraceLimits& l) {
 }
 
 int trace_plugin_child_main(int argc, char** argv) {
+  restore_default_crash_signals();  // a crashing plugin must end this process by its signal (crash_marker.h)
   if (fcntl(wire::kRecordFd, F_GETFD) == -1 || argc != 5) {
     std::fprintf(stderr,
                  "%s runs a trace importer or exporter plugin in a child process for rtorch and the studio; it is "

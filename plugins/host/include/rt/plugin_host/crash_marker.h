@@ -51,4 +51,10 @@ std::vector<CrashRecord> crashes_left_behind(const std::string& app);
 // Deletes a record's marker once the user has been told.
 void forget_crash(const CrashRecord& c);
 
+// For a process whose job is to run plugin code for a parent that watches it (rtorch-trace-plugin, the child of
+// `rtorch plugin check`): restores the default action of SIGSEGV, SIGBUS, SIGFPE and SIGILL, so that a crash in
+// the plugin ends the process by that signal, which the parent names, even where a sanitizer runtime or an
+// embedded interpreter installed handlers that would turn it into an ordinary exit status.
+void restore_default_crash_signals();
+
 }  // namespace rt::plugin
