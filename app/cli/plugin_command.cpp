@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "command.h"
@@ -101,68 +102,101 @@ void print_finding(const CheckFinding& f, bool json) {
   fmt::print("  {:<5} {:<26} {}\n", f.ok ? "ok" : "FAIL", f.check, f.detail);
 }
 
-// Runs `rtorch plugin check DIR --child` and reads its findings (JSON lines on its stdout) until it exits or
-// `timeout` passes. Whatever the child does, the parent reports it.
-void run_child_checks(const fs::path& dir, std::chrono::seconds timeout, CheckRun& run) {
+// What a child printed, line by line, and how it ended.
+struct ChildOutcome {
+  bool timed_out = false;
+  ExitStatus status;
+};
+
+// Runs `argv` with its stdout on a pipe and hands each line to `on_line` until the child exits, it writes more than
+// 8 MiB (not trusted further), or `timeout` passes (then it is killed). Whatever the child does, the caller
+// gets an outcome to report.
+ChildOutcome run_child(const std::vector<std::string>& argv, std::chrono::seconds timeout,
+                       const std::function<void(const std::string&)>& on_line) {
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   ChildSpec spec;
-  spec.argv = {fs::read_symlink("/proc/self/exe").string(), "plugin", "check", dir.string(), "--child"};
+  spec.argv = argv;
   spec.stdout_fd = out[1];
   spec.parent_death_signal = SIGKILL;
-  pid_t pid = spawn_child(spec);
+  pid_t pid;
+  try {
+    pid = spawn_child(spec);
+  } catch (...) {
+    close(out[0]);
+    close(out[1]);
+    throw;
+  }
   close(out[1]);
 
+  ChildOutcome outcome;
   std::string buffer;
+  size_t total = 0;
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool timed_out = false;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      timed_out = true;
+      outcome.timed_out = true;
+      kill(pid, SIGKILL);
       break;
     }
     pollfd p{out[0], POLLIN, 0};
     int n = poll(&p, 1, int(std::min<int64_t>(left.count(), 1000)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;
+    if (n <= 0) continue;  // timeout slice or EINTR
     char chunk[4096];
     ssize_t got = read(out[0], chunk, sizeof chunk);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
-    buffer.append(chunk, size_t(got));
-    if (buffer.size() > (8u << 20)) break;  // a child that floods is not trusted further
-    for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
-      Json j = Json::parse(buffer.substr(0, nl), nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object() || !j.contains("check") || !j["check"].is_string()) continue;
-      std::string check = j["check"].get<std::string>();
-      if (j.contains("running")) {
-        run.running = check;
-        continue;
-      }
-      bool ok = j.contains("ok") && j["ok"].is_boolean() && j["ok"].get<bool>();
-      std::string detail = j.contains("detail") && j["detail"].is_string() ? j["detail"].get<std::string>() : "";
-      run.findings.push_back({check, ok, detail});
-      run.running.clear();
+    total += size_t(got);
+    if (total > (8u << 20)) {
+      kill(pid, SIGKILL);
+      break;
     }
+    buffer.append(chunk, size_t(got));
+    for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) on_line(buffer.substr(0, nl));
   }
   close(out[0]);
-  if (timed_out) {
-    kill(pid, SIGKILL);
-    wait_child(pid);
-    run.findings.push_back({run.running.empty() ? "child" : run.running, false,
-                            fmt::format("did not finish within {} s (raise it with --timeout)", timeout.count())});
-    return;
-  }
-  ExitStatus st = wait_child(pid);
+  outcome.status = wait_child(pid);
+  return outcome;
+}
+
+// Adds what a child's end says when it did not end well: a crash (named by its signal), a timeout, or an exit
+// status other than 0 (passed) and 1 (a check failed), against the check it was running.
+void report_child_end(const ChildOutcome& o, std::chrono::seconds timeout, const std::string& running, CheckRun& run) {
+  std::string check = running.empty() ? "child" : running;
+  if (o.timed_out)
+    run.findings.push_back({check, false, fmt::format("did not finish within {} s (raise it with --timeout)",
+                                                      timeout.count())});
+  else if (o.status.signaled)
+    run.findings.push_back({check, false, fmt::format("the plugin crashed the checking process ({})",
+                                                      signal_name(o.status.code))});
+  else if (o.status.code != 0 && (o.status.code != 1 || run.findings.empty() || run.findings.back().ok))
+    run.findings.push_back({check, false, fmt::format("the checking process exited with status {}", o.status.code)});
+}
+
+// Runs `rtorch plugin check DIR --child` and reads its findings (JSON lines on its stdout).
+void run_child_checks(const fs::path& dir, std::chrono::seconds timeout, CheckRun& run) {
+  pid_t child_pid = 0;
+  ChildOutcome o = run_child(
+      {fs::read_symlink("/proc/self/exe").string(), "plugin", "check", dir.string(), "--child"}, timeout,
+      [&](const std::string& line) {
+        Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (!j.is_object() || !j.contains("check") || !j["check"].is_string()) return;
+        std::string check = j["check"].get<std::string>();
+        if (j.contains("pid") && j["pid"].is_number_integer()) child_pid = pid_t(j["pid"].get<int64_t>());
+        if (j.contains("running")) {
+          run.running = check;
+          return;
+        }
+        bool ok = j.contains("ok") && j["ok"].is_boolean() && j["ok"].get<bool>();
+        std::string detail = j.contains("detail") && j["detail"].is_string() ? j["detail"].get<std::string>() : "";
+        run.findings.push_back({check, ok, detail});
+        run.running.clear();
+      });
+  // The crash was reported here; no later start needs to hear of the child's crash marker.
   for (const auto& c : rt::plugin::crashes_left_behind("rtorch-check"))
-    if (c.pid == pid) rt::plugin::forget_crash(c);  // reported here; no later start needs to hear of it
-  if (st.signaled)
-    run.findings.push_back({run.running.empty() ? "child" : run.running, false,
-                            fmt::format("the plugin crashed the checking process ({})", signal_name(st.code))});
-  else if (st.code != 0 && st.code != 1)
-    run.findings.push_back({run.running.empty() ? "child" : run.running, false,
-                            fmt::format("the checking process exited with status {}", st.code)});
+    if (child_pid == 0 || c.pid == child_pid) rt::plugin::forget_crash(c);
+  report_child_end(o, timeout, run.running, run);
 }
 
 // Panels need Dear ImGui and OpenGL, which the studio has: `rtorch-studio --check-plugin DIR` (beside this
@@ -182,52 +216,21 @@ void run_studio_checks(const fs::path& dir, std::chrono::seconds timeout, CheckR
                                             "xvfb-run -a rtorch plugin check DIR"});
     return;
   }
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  ChildSpec spec;
-  spec.argv = {studio.string(), "--check-plugin", dir.string()};
-  spec.stdout_fd = out[1];
-  spec.parent_death_signal = SIGKILL;
-  pid_t pid = spawn_child(spec);
-  close(out[1]);
-  std::string text;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{out[0], POLLIN, 0};
-    if (poll(&p, 1, int(std::min<int64_t>(left.count(), 1000))) <= 0) continue;
-    char chunk[4096];
-    ssize_t got = read(out[0], chunk, sizeof chunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0 || text.size() > (1u << 20)) break;
-    text.append(chunk, size_t(got));
-  }
-  close(out[0]);
-  ExitStatus st = wait_child(pid);
-  std::string last;
-  for (size_t pos = 0, nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1) {
-    std::string line = text.substr(pos, nl - pos);
+  std::string last = "load";
+  ChildOutcome o = run_child({studio.string(), "--check-plugin", dir.string()}, timeout, [&](const std::string& line) {
     bool ok = line.rfind("  ok ", 0) == 0, failed = line.rfind("  FAIL ", 0) == 0;
-    if (!ok && !failed) continue;
+    if (!ok && !failed) return;
     std::string rest = line.substr(failed ? 7 : 5);
     size_t a = rest.find_first_not_of(' ');
     size_t b = a == std::string::npos ? std::string::npos : rest.find(' ', a);
-    if (b == std::string::npos) continue;
+    if (b == std::string::npos) return;
     std::string check = rest.substr(a, b - a);
-    if (check == "manifest") continue;  // the parent read it already
+    if (check == "manifest") return;  // the parent read it already
     size_t d = rest.find_first_not_of(' ', b);
     run.findings.push_back({check, ok, d == std::string::npos ? "" : rest.substr(d)});
-    last = check;
-  }
-  if (st.signaled)
-    run.findings.push_back({last.empty() ? "load" : "draw", false,
-                            fmt::format("the panel crashed the studio's check ({})", signal_name(st.code))});
-  else if (st.code != 0 && (run.findings.empty() || run.findings.back().ok))
-    run.findings.push_back({"panel", false, fmt::format("rtorch-studio --check-plugin exited with status {}", st.code)});
+    last = check == "initialize" ? "draw" : check;
+  });
+  report_child_end(o, timeout, last, run);
 }
 
 int check_plugin(const fs::path& dir, bool json, std::chrono::seconds timeout) {
@@ -280,7 +283,7 @@ int check_in_child(const fs::path& dir) {
   FILE* out = fdopen(report, "w");
   if (!out) return 3;
   auto announce = [&](const std::string& check) {
-    std::fprintf(out, "%s\n", Json{{"check", check}, {"running", true}}.dump().c_str());
+    std::fprintf(out, "%s\n", Json{{"check", check}, {"running", true}, {"pid", int64_t(getpid())}}.dump().c_str());
     std::fflush(out);
   };
   auto emit = [&](const CheckFinding& f) {

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "collect/pending_log.h"
 #include "rt/dtype.h"
 
 namespace rt::prof::collect {
@@ -17,16 +17,7 @@ struct PendingCollective {
   std::string group, call_site, shape;
 };
 
-struct Log {
-  std::mutex mu;
-  std::vector<PendingCollective> pending;
-  uint64_t dropped = 0;
-};
-
-Log& log() {
-  static auto* l = new Log;  // leaked: a backend thread may still report during static destruction
-  return *l;
-}
+PendingLog<PendingCollective>& log() { return PendingLog<PendingCollective>::process(kMaxPendingCollectives); }
 
 std::string shape_text(const rt::CollectiveEvent& e) {
   std::string s = "[";
@@ -38,34 +29,17 @@ std::string shape_text(const rt::CollectiveEvent& e) {
 }  // namespace
 
 void record_collective(const rt::CollectiveEvent& e) noexcept {
-  Log& l = log();
-  try {
+  log().push([&] {
     PendingCollective p{e, std::string(e.group), std::string(e.call_site), shape_text(e)};
     p.event.group = {};
     p.event.call_site = {};
     p.event.sizes = nullptr;
-    std::lock_guard<std::mutex> lock(l.mu);
-    if (l.pending.size() >= kMaxPendingCollectives) {
-      ++l.dropped;
-      return;
-    }
-    l.pending.push_back(std::move(p));
-  } catch (...) {  // out of memory: the record is lost, and counted
-    std::lock_guard<std::mutex> lock(l.mu);
-    ++l.dropped;
-  }
+    return p;
+  });
 }
 
 void drain_collectives(SessionData& out) {
-  std::vector<PendingCollective> taken;
-  uint64_t dropped = 0;
-  {
-    Log& l = log();
-    std::lock_guard<std::mutex> lock(l.mu);
-    taken.swap(l.pending);
-    std::swap(dropped, l.dropped);
-  }
-  out.dropped_records += dropped;
+  std::vector<PendingCollective> taken = log().take(out.dropped_records);
   out.collectives.reserve(out.collectives.size() + taken.size());
   for (const PendingCollective& p : taken) {
     const rt::CollectiveEvent& e = p.event;
@@ -88,11 +62,6 @@ void drain_collectives(SessionData& out) {
   }
 }
 
-void discard_collectives() {
-  Log& l = log();
-  std::lock_guard<std::mutex> lock(l.mu);
-  l.pending.clear();
-  l.dropped = 0;
-}
+void discard_collectives() { log().clear(); }
 
 }  // namespace rt::prof::collect
