@@ -23,7 +23,8 @@
 #   2. configures <build> (Ninja, Release, RT_CUDA=ON, CMAKE_CUDA_ARCHITECTURES=90, no Python, no
 #      studio) and builds, with every core, only what the GPU steps run: the engine, the profiler,
 #      tests/cuda, tests/kernels and bench/gpu (the visualizers are configured, never built or linked);
-#   3. with a usable GPU: ctest -L cuda (the CUDA-vs-CPU op check), then the nccl backend's tests
+#   3. with a usable GPU: ctest -L cuda (the CUDA-vs-CPU op check), the plugin ops' CUDA kernels against their
+#      CPU ones (tests/plugins/test_ops_checks, step plugin_ops), then the nccl backend's tests
 #      (tests/dist/test_nccl_group: one GPU, world size 1, wait/watchdog timeouts and aborts, an init
 #      timeout; step nccl_tests, skipped with the reason when this toolkit has no NCCL), the profiled training run
 #      (bench/gpu/gpu_train_trace: MLP and char transformer, Chrome traces with kernels linked to ops),
@@ -376,6 +377,13 @@ torch_bench() {
   env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 "$PYTHON" "$ROOT/bench/gpu/torch_gpu_bench.py" --json "$OUT_DIR/results-torch.json"
 }
 
+# The plugin ops' CUDA kernels (plugins/fused-bias-gelu, the ops fixture) against their CPU kernels, gradients
+# included: tests/plugins/test_ops_checks ("cpu vs cuda" is skipped without a device, so only a GPU runs it).
+plugin_op_checks() {
+  ninja -C "$BUILD" -j"$JOBS" test_ops_checks fused_bias_gelu ops_fixture &&
+    (cd "$BUILD" && ctest -R '^test_ops_checks: ' -j1 --output-on-failure --timeout 120 --no-tests=error)
+}
+
 ctest_label() {  # ctest_label LABEL JOBS [ctest options]
   local label=$1 jobs=$2
   shift 2
@@ -456,6 +464,7 @@ run_check() {
     print_summary
   fi
   run_step cuda_tests 90 gpu_only ctest_label cuda 1 -E '^test_nccl_group: '
+  run_step plugin_ops 60 gpu_only plugin_op_checks
   run_step nccl_tests 60 gpu_only nccl_tests
   run_step train_trace 90 gpu_only "$BUILD/bin/gpu_train_trace" --out "$OUT_DIR"
   run_step bench_ours 120 gpu_only "$BUILD/bin/gpu_bench" --json "$OUT_DIR/results-ours.json"
