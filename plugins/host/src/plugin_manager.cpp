@@ -268,7 +268,8 @@ void check_plugin_info(const RtPluginInfo* info, const Manifest& m) {
   const std::string& id = m.id;
   if (!info)
     throw std::runtime_error(fmt::format("{}: rt_plugin_entry returned NULL; it must return its RtPluginInfo", id));
-  constexpr uint32_t kMinimumSize = offsetof(RtPluginInfo, version) + sizeof(info->version);
+  // ABI 1.0's RtPluginInfo ends with `panel`: every 1.x plugin has at least that much; later minors append.
+  constexpr uint32_t kMinimumSize = offsetof(RtPluginInfo, panel) + sizeof(info->panel);
   if (info->struct_size < kMinimumSize)
     throw std::runtime_error(fmt::format("{}: RtPluginInfo.struct_size is {} (at least {}); set it to "
                                          "sizeof(RtPluginInfo)",
@@ -297,8 +298,7 @@ void check_plugin_info(const RtPluginInfo* info, const Manifest& m) {
     throw std::runtime_error(fmt::format("{}: the library is version \"{}\" but plugin.json says \"{}\"; make "
                                          "them agree",
                                          id, lib_version, m.version.str()));
-  auto has = [&](auto field_ptr) { return info->struct_size >= offsetof(RtPluginInfo, panel) + sizeof(void*) &&
-                                          info->*field_ptr != nullptr; };
+  auto has = [&](auto field_ptr) { return info->*field_ptr != nullptr; };
   struct KindTable {
     Kind kind;
     bool present;
