@@ -9,7 +9,10 @@ from .. import functional as F
 from .module import Module
 
 
-class MaxPool2d(Module):
+class _MaxPoolNd(Module):
+    """MaxPool1d/2d/3d: the same arguments, each subclass names its functional."""
+    _function = None
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
         self.kernel_size = kernel_size
@@ -20,12 +23,16 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return self._function(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
+    _function = staticmethod(F.max_pool2d)
 
 
 class _AvgPoolNd(Module):

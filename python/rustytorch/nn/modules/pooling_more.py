@@ -9,28 +9,7 @@ nn/_functional_pooling.py for how each is computed.
 """
 from .. import functional as F
 from .module import Module
-from .pooling import _AvgPoolNd
-
-
-class _MaxPoolNd(Module):
-    _function = None
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input):
-        return self._function(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+from .pooling import _AvgPoolNd, _MaxPoolNd
 
 
 class MaxPool1d(_MaxPoolNd):
