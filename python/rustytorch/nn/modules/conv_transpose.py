@@ -15,8 +15,8 @@ from .conv import _ConvNd
 class _ConvTransposeNd(_ConvNd):
     _function = None
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                 dilation, padding_mode, device, dtype):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}, got '
                              f"{padding_mode!r}")
@@ -58,27 +58,12 @@ class ConvTranspose1d(_ConvTransposeNd):
     _dims = 1
     _function = staticmethod(F.conv_transpose1d)
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                         dilation, padding_mode, device, dtype)
-
 
 class ConvTranspose2d(_ConvTransposeNd):
     _dims = 2
     _function = staticmethod(F.conv_transpose2d)
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                         dilation, padding_mode, device, dtype)
-
 
 class ConvTranspose3d(_ConvTransposeNd):
     _dims = 3
     _function = staticmethod(F.conv_transpose3d)
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                         dilation, padding_mode, device, dtype)
