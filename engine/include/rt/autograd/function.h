@@ -167,6 +167,10 @@ struct Function {
     auto release = [ctx] {
       for (SavedTensor& t : ctx->saved_) t.reset();
     };
+    // The marks were for recording only. Kept, a dirty input (now an output of the node) would hold the node
+    // through ctx, and ctx is held by the node: a cycle that leaks both.
+    ctx->dirty_.clear();
+    ctx->non_differentiable_.clear();
     record_custom_function(node, inputs, recorded, std::move(backward), {materialize, name, std::move(release), ctx});
     // Saved after the node exists, as detached aliases: ctx (held by the node) never holds the node.
     for (const Tensor& t : ctx->to_save_) {
