@@ -196,6 +196,32 @@ def test_mark_dirty_rebases_the_modified_input_and_refuses_leaves():
     np.testing.assert_allclose(results["rustytorch"], results["torch"], rtol=1e-6)
 
 
+def test_a_dirty_input_does_not_keep_its_node_and_ctx_alive():
+    # ctx.mark_dirty(x) kept x on ctx; x's grad_fn is the node, and the node holds ctx: a cycle through C++
+    # that the garbage collector cannot see, which kept the graph alive for good.
+    contexts = []
+
+    class Double(rt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            contexts.append(weakref.ref(ctx))
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = rt.ones(3, requires_grad=True)
+    h = x * 3
+    Double.apply(h)
+    assert contexts[0]() is not None
+    del h
+    gc.collect()
+    assert contexts[0]() is None
+
+
 def test_an_input_returned_unchanged_becomes_a_new_tensor_with_the_function_history():
     class Identity(rt.autograd.Function):
         @staticmethod

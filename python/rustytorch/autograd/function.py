@@ -202,6 +202,10 @@ class Function(metaclass=_FunctionMeta):
 
         _C._record_custom_function(backward_name, tensor_inputs, [outputs[i] for i in differentiable],
                                    run_backward, materialize, cls.__name__, release_saved, ctx)
+        # The marks were for recording only: a dirty input, now an output of the node, would hold the node through
+        # ctx (held by the node), a cycle through C++ that Python's garbage collector cannot see.
+        ctx.__dict__.pop("_dirty", None)
+        ctx.__dict__.pop("_non_differentiable", None)
         _alias_outputs_kept_on(ctx, outputs)
         # Saved after the node exists: an output is saved as a detached alias, so that ctx (held by the
         # node) does not hold the node through the output's grad_fn.
