@@ -97,10 +97,9 @@ def test_check_of_a_folder_without_a_manifest_says_so(rtorch, tmp_path):
 
 
 def test_check_of_a_panel_without_a_display_says_how_to_get_one(rtorch, plugin_env):
-    _, env, _ = plugin_env
-    panel = BUILD_DIR / "plugins" / "grad-histogram"
+    _, env, add = plugin_env
     env = dict(env, DISPLAY="")
-    r = rtorch("plugin", "check", panel, env=env)
+    r = rtorch("plugin", "check", add("panel-ok"), env=env)  # the fixture panel: built in every tree
     assert r.returncode == 1
     assert "xvfb-run -a rtorch plugin check DIR" in r.stdout
 
