@@ -188,6 +188,12 @@ TEST_CASE("the agent refuses what it does not serve and keeps serving", "[remote
 }
 
 TEST_CASE("a forked child has no agent and may serve for itself", "[remote][agent][fork]") {
+#if defined(__SANITIZE_ADDRESS__)
+  // GCC 12's AddressSanitizer does not lock its allocator around fork(): a child forked while the agent thread
+  // allocates can wait forever on that lock (seen once in CI). The release and TSan trees run this test.
+  WARN("skipped under AddressSanitizer: its allocator is not fork-safe with other threads running");
+  return;
+#endif
   RuntimeDir dir;
   const remote::AgentManifest m = remote::serve({.job = "forks"});
   auto client = remote::AgentClient::connect(m.socket);
