@@ -1,17 +1,13 @@
 """A `rtorch launch` job whose ranks load the fused-bias-gelu plugin and train a small model through
 rt.ops.rtx.fused_bias_gelu with DDP over gloo: every rank shares the op's name, the gradients all-reduce through the
 plugin's backward, and the ranks end with the same parameters."""
-import os
-import signal
-import socket
-import subprocess
 import textwrap
 
 import pytest
 
-from conftest import BUILD_DIR, RTORCH
+from conftest import BUILD_DIR
+from test_launch_store import launch
 
-HANG_GUARD = 180  # seconds; only a bound against a hung launcher, never a timing check
 
 SCRIPT = """
 import sys
@@ -60,35 +56,14 @@ dist.destroy_process_group()
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_two_ranks_train_through_the_plugin_op_with_ddp(tmp_path):
     plugin = BUILD_DIR / "plugins" / "fused-bias-gelu"
     if not (plugin / "plugin.json").exists():
         pytest.fail(f"{plugin} is not built: build the fused_bias_gelu target")
     (tmp_path / "train.py").write_text(textwrap.dedent(SCRIPT))
-    env = dict(os.environ)
-    for var in ("PYTHONPATH", "RT_PYTHONPATH", "RT_LAUNCH_JOB_ID", "RT_LAUNCH_STATUS_DIR", "MASTER_ADDR",
-                "MASTER_PORT", "TORCHELASTIC_RESTART_COUNT"):
-        env.pop(var, None)
-    proc = subprocess.Popen([str(RTORCH), "launch", "--master-port", str(free_port()), "--nproc-per-node", "2",
-                             "train.py", str(plugin)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=HANG_GUARD)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"rtorch launch did not end within {HANG_GUARD} s\nstdout:\n{out}\nstderr:\n{err}")
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    assert proc.returncode == 0, f"stdout:\n{out}\nstderr:\n{err}"
+    # test_launch_store's launcher: a clean environment, a free port, a bound against a hung launch.
+    r = launch(tmp_path, "--nproc-per-node", "2", "train.py", plugin)
+    out, err = r.stdout, r.stderr
+    assert r.returncode == 0, f"stdout:\n{out}\nstderr:\n{err}"
     for rank in (0, 1):
         assert f"rank {rank} trained through FusedBiasGeluBackward0" in out, out
