@@ -76,6 +76,28 @@ size_t cpu_memory_allocated();
 size_t cpu_max_memory_allocated();
 void reset_cpu_peak_memory();
 
+// The CPU allocator keeps freed blocks for reuse, as PyTorch's CUDA allocator does on the GPU:
+//
+//   rt::CpuAllocatorStats s = rt::cpu_allocator_stats();   // s.cached_bytes held for reuse
+//   rt::cpu_empty_cache();                                 // hands them back to the C library
+//
+// RT_CPU_ALLOCATOR=malloc in the environment turns the cache off (each block comes from and goes
+// back to the C library: for ASan or valgrind); RT_CPU_CACHE_LIMIT_MB caps what it holds
+// (default: a quarter of RAM, at most 4 GiB; 0 keeps nothing). The allocated bytes above and
+// memory events count what tensors asked for, never the cache.
+struct CpuAllocatorStats {
+  bool caching = true;           // false under RT_CPU_ALLOCATOR=malloc
+  size_t cached_bytes = 0;       // freed blocks held for reuse, every thread together
+  uint64_t cache_hits = 0;       // allocations served from the cache
+  uint64_t cache_misses = 0;     // allocations that went to the C library
+  uint64_t released_bytes = 0;   // cached bytes handed back (over the limit, or cpu_empty_cache)
+  size_t cache_limit = 0;        // the most bytes the cache may hold
+};
+CpuAllocatorStats cpu_allocator_stats();
+// Frees every cached block: the calling thread's and the shared pool's now, other threads' at
+// their next allocation or free.
+void cpu_empty_cache();
+
 }  // namespace rt
 
 RT_API_END

@@ -3,7 +3,8 @@
 // MemoryCategoryGuard wins (nn modules use Parameter, optimizers OptimizerState, the autograd
 // engine Gradient for .grad and Temporary for intermediate gradients); otherwise memory made
 // while grad mode is on and recording is Activation, and everything else Temporary.
-// The CPU allocator hands out 64-byte aligned blocks from glibc; events go to the event
+// The CPU allocator hands out 64-byte aligned blocks, reused through its cache (Note [CPU block
+// cache] in cpu_block_cache.cpp) unless RT_CPU_ALLOCATOR=malloc; events go to the event
 // recorder and observers only when one is attached (the dispatch flag), so unobserved
 // allocation costs one atomic load.
 #include "rt/allocator.h"
@@ -14,12 +15,21 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rt/autograd/grad_mode.h"
 #include "rt/error.h"
 #include "rt/op_observer.h"
+#include "cpu_block_cache.h"
 #include "memory_events.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define RT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define RT_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 namespace rt {
 namespace {
@@ -49,23 +59,45 @@ void emit(bool is_alloc, const void* p, size_t bytes, Device d, MemoryCategory c
 struct BlockHeader {  // stored just before the aligned block; remembers its category
   MemoryCategory category;
 };
-constexpr size_t kAlign = 64;
+static_assert(sizeof(BlockHeader) <= detail::CpuBlockCache::kHeaderBytes);
+
+// RT_CPU_ALLOCATOR: "caching" (the default) or "malloc" (no cache: every block from and back
+// to the C library, so ASan and valgrind see each tensor's memory on its own).
+bool caching_from_environment() {
+  const char* env = std::getenv("RT_CPU_ALLOCATOR");
+  if (!env || !*env || std::string_view(env) == "caching") return true;
+  if (std::string_view(env) == "malloc") return false;
+  throw ValueError(std::string("RT_CPU_ALLOCATOR=") + env +
+                   ": expected 'caching' (the default: freed blocks are kept for reuse) or 'malloc' (every block "
+                   "from and back to the C library, for ASan or valgrind)");
+}
 
 class CpuAllocator final : public Allocator {
  public:
+  CpuAllocator() : caching_(caching_from_environment()), cache_(detail::CpuBlockCache::instance()) {}
+
   void* allocate(size_t bytes) override {
-    const size_t total = bytes + kAlign;
-    void* raw = std::aligned_alloc(kAlign, (total + kAlign - 1) / kAlign * kAlign);
-    if (!raw)
-      throw Error("out of memory: the CPU allocator could not allocate " + std::to_string(bytes) +
-                  " bytes; reduce the batch size or free tensors you no longer need");
-    char* p = static_cast<char*>(raw) + kAlign;
-    const MemoryCategory c = current_memory_category();
-    reinterpret_cast<BlockHeader*>(p - sizeof(BlockHeader))->category = c;
+    using detail::CpuBlockCache;
+    const int c = caching_ ? CpuBlockCache::size_class(bytes) : -1;
+    void* p = c >= 0 ? cache_.take(c) : nullptr;
+    if (!p) {
+      p = CpuBlockCache::allocate_block(c, bytes);
+      if (!p && c >= 0) {  // the cache may hold what the C library needs: give it back and retry
+        cache_.empty();
+        p = CpuBlockCache::allocate_block(c, bytes);
+      }
+      if (!p)
+        throw Error("out of memory: the CPU allocator could not allocate " + std::to_string(bytes) +
+                    " bytes; reduce the batch size or free tensors you no longer need");
+    } else {
+      RT_UNPOISON(p, bytes);
+    }
+    const MemoryCategory cat = current_memory_category();
+    reinterpret_cast<BlockHeader*>(static_cast<char*>(p) - sizeof(BlockHeader))->category = cat;
     const size_t now = g_cpu_allocated.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     size_t peak = g_cpu_peak.load(std::memory_order_relaxed);
     while (now > peak && !g_cpu_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {}
-    emit(true, p, bytes, Device::cpu(), c, now);
+    emit(true, p, bytes, Device::cpu(), cat, now);
     return p;
   }
   void deallocate(void* p, size_t bytes) override {
@@ -73,10 +105,22 @@ class CpuAllocator final : public Allocator {
     char* cp = static_cast<char*>(p);
     const size_t now = g_cpu_allocated.fetch_sub(bytes, std::memory_order_relaxed) - bytes;
     emit(false, p, bytes, Device::cpu(), reinterpret_cast<BlockHeader*>(cp - sizeof(BlockHeader))->category, now);
-    std::free(cp - kAlign);
+    const int c = caching_ ? detail::CpuBlockCache::size_class(bytes) : -1;
+    if (c >= 0) cache_.give(p, c);
+    else detail::CpuBlockCache::free_block(p);
   }
   Device device() const override { return Device::cpu(); }
+  bool caching() const { return caching_; }
+
+ private:
+  const bool caching_;
+  detail::CpuBlockCache& cache_;
 };
+
+CpuAllocator& the_cpu_allocator() {
+  static CpuAllocator a;
+  return a;
+}
 
 }  // namespace
 
@@ -128,10 +172,15 @@ MemoryCategory current_memory_category() {
   return GradMode::is_enabled() ? MemoryCategory::Activation : MemoryCategory::Temporary;
 }
 
-Allocator* cpu_allocator() {
-  static CpuAllocator a;
-  return &a;
+Allocator* cpu_allocator() { return &the_cpu_allocator(); }
+
+CpuAllocatorStats cpu_allocator_stats() {
+  const detail::CpuBlockCache& cache = detail::CpuBlockCache::instance();
+  const detail::CpuCacheStats s = cache.stats();
+  return {the_cpu_allocator().caching(), s.cached_bytes, s.hits, s.misses, s.released_bytes, cache.limit()};
 }
+
+void cpu_empty_cache() { detail::CpuBlockCache::instance().empty(); }
 
 size_t cpu_memory_allocated() { return g_cpu_allocated.load(); }
 size_t cpu_max_memory_allocated() { return g_cpu_peak.load(); }
