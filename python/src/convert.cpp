@@ -10,9 +10,13 @@ PyObject* g_size_type = reinterpret_cast<PyObject*>(&PyTuple_Type);
 
 py::object wrap(const rt::Tensor& t) {
   if (!t.defined()) return py::none();
-  using HolderCaster = py::detail::copyable_holder_caster<rt::TensorImpl, std::shared_ptr<rt::TensorImpl>>;
-  return py::reinterpret_steal<py::object>(
-      HolderCaster::cast(t.impl_ptr(), py::return_value_policy::take_ownership, py::handle()));
+  // What pybind11's holder caster does, without looking the type up by its name every time: the
+  // existing Python object for this TensorImpl if there is one, else a new one holding a copy of
+  // the engine's shared_ptr.
+  static const py::detail::type_info* tensor_info = py::detail::get_type_info(typeid(rt::TensorImpl));
+  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(
+      t.impl_ptr().get(), py::return_value_policy::take_ownership, py::handle(), tensor_info, nullptr, nullptr,
+      &t.impl_ptr()));
 }
 
 std::optional<rt::Scalar> to_scalar(py::handle h) {
