@@ -31,9 +31,10 @@
 //
 // Results: the sources compile with -ffp-contract=off (no FMA contraction), so elementwise
 // arithmetic and the optimizer updates give the same bits at every level, equal to the generic
-// loops' and to the chain of ops they replace. The math functions come from SLEEF (u10: 1.0 ulp
-// from the correctly rounded result, at every width), so levels may differ by an ulp;
-// tests/engine/test_isa_kernels.cpp checks each level against float64 references.
+// loops' and to the chain of ops they replace. exp and log come from SLEEF (u10: 1.0 ulp at every
+// width); tanh and erf are pointwise.h's polynomials on vectors over SLEEF's exp (SLEEF's own were
+// as accurate and 2-6x slower here). Levels may differ in the last bit (FMA inside SLEEF's AVX2
+// and AVX-512 code); tests/engine/test_isa_kernels.cpp checks each level against float64.
 
 namespace rt::cpu {
 

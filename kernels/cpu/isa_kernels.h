@@ -9,8 +9,8 @@
 // Every function works on plain contiguous arrays and one range of them; the engine splits
 // large work across threads and calls these per chunk (no OpenMP inside: see the Note).
 // Elementwise arithmetic and the optimizer updates give the same bits at every level (no FMA
-// contraction: the sources compile with -ffp-contract=off); the math functions (SLEEF, 1.0 ulp)
-// may differ in the last bits between levels.
+// contraction: the sources compile with -ffp-contract=off); the math functions (exp and log from
+// SLEEF) may differ in the last bits between levels.
 // See Note [CPU capability dispatch] in isa_kernels.cpp.
 #pragma once
 #include <cstdint>
