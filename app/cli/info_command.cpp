@@ -1,4 +1,4 @@
-// `rtorch info [--json]`: versions, BLAS, threads, embedded Python and its packages, optional parts.
+// `rtorch info [--json]`: versions, BLAS, threads, the CPU kernels' instruction-set level, embedded Python and its packages, optional parts.
 #include <CLI/CLI.hpp>
 #include <cblas.h>
 #include <fmt/core.h>
@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "command.h"
+#include "rt/cpu_capability.h"
 #include "rt/parallel.h"
 #include "embedded_python.h"
 #include "install_layout.h"
@@ -43,6 +44,12 @@ Json threads_section() {
           {"OpenMP max", omp_get_max_threads()},
           {"OpenBLAS", openblas_get_num_threads()},
           {"CPU cores", std::thread::hardware_concurrency()}};
+}
+
+// The instruction-set level of the CPU kernels (RT_CPU_CAPABILITY, rt/cpu_capability.h).
+Json cpu_section() {
+  return {{"capability", rt::cpu_capability()}, {"supported", rt::cpu_capability_supported()},
+          {"vector math", "SLEEF"}};
 }
 
 Json blas_section() {
@@ -119,7 +126,7 @@ std::string module_text(const Json& entry, bool optional) {
 void print_text(const Json& info) {
   fmt::print("rtorch {} — RustyTorch++\n", info["build"]["rustytorch"].get<std::string>());
   auto row = [](const std::string& key, const std::string& value) { fmt::print("  {:<14}{}\n", key, value); };
-  for (const char* section : {"build", "threads", "BLAS"}) {
+  for (const char* section : {"build", "threads", "CPU", "BLAS"}) {
     fmt::print("\n{}\n", section);
     for (const auto& [key, value] : info[section].items()) row(key, text_of(value));
   }
@@ -166,6 +173,7 @@ class InfoCommand final : public Command {
   int execute(const GlobalOptions&) override {
     Json info = {{"build", build_section()},
                  {"threads", threads_section()},
+                 {"CPU", cpu_section()},
                  {"BLAS", blas_section()},
                  {"python", python_section()},
                  {"optional", optional_section()}};

@@ -1,11 +1,13 @@
 // One update of one parameter in place for the optimizers whose Python classes (rustytorch/optim/)
 // keep param_groups and state in Python and leave the arithmetic to the engine: RMSprop, Adagrad,
 // Adadelta, Adamax, NAdam, RAdam (rt/optim/<name>.h states each update). `maximize` is applied by
-// the engine; `step` is the count after incrementing it.
+// the engine; `step` is the count after incrementing it. Adam/AdamW and SGD take a whole parameter
+// group per call (_fused_adam_, _fused_sgd_: rt/optim/functional.h).
 #include "bind.h"
 #include "rt/optim/adadelta.h"
 #include "rt/optim/adagrad.h"
 #include "rt/optim/adamax.h"
+#include "rt/optim/functional.h"
 #include "rt/optim/nadam.h"
 #include "rt/optim/radam.h"
 #include "rt/optim/rmsprop.h"
@@ -22,6 +24,29 @@ std::pair<double, double> beta_pair(py::handle betas) {
 }  // namespace
 
 void bind_optim_steps(py::module_& m) {
+  m.def(
+      "_fused_adam_",
+      [](const rt::TensorList& params, const rt::TensorList& grads, const rt::TensorList& exp_avgs,
+         const rt::TensorList& exp_avg_sqs, const rt::TensorList& max_exp_avg_sqs, const rt::TensorList& steps,
+         double lr, py::handle betas, double eps, double weight_decay, bool decoupled_weight_decay, bool maximize) {
+        const auto [beta1, beta2] = beta_pair(betas);
+        rt::optim::fused_adam_({params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps},
+                               {lr, beta1, beta2, eps, weight_decay, decoupled_weight_decay}, maximize);
+      },
+      py::arg("params"), py::arg("grads"), py::arg("exp_avgs"), py::arg("exp_avg_sqs"), py::arg("max_exp_avg_sqs"),
+      py::arg("steps"), py::kw_only(), py::arg("lr"), py::arg("betas"), py::arg("eps"), py::arg("weight_decay"),
+      py::arg("decoupled_weight_decay"), py::arg("maximize"));
+  m.def(
+      "_fused_sgd_",
+      [](const rt::TensorList& params, const rt::TensorList& grads, const rt::TensorList& momentum_buffers,
+         const std::vector<bool>& first, double lr, double momentum, double dampening, double weight_decay,
+         bool nesterov, bool maximize) {
+        rt::optim::fused_sgd_({params, grads, momentum_buffers, first},
+                              rt::optim::SGDOptions{lr, momentum, dampening, weight_decay, nesterov}, maximize);
+      },
+      py::arg("params"), py::arg("grads"), py::arg("momentum_buffers"), py::arg("first"), py::kw_only(),
+      py::arg("lr"), py::arg("momentum"), py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"),
+      py::arg("maximize"));
   m.def(
       "_rmsprop_step_",
       [](const rt::Tensor& param, const rt::Tensor& grad, const rt::Tensor& square_avg, py::handle grad_avg,

@@ -143,7 +143,10 @@ def exported_headers():
     for folder in ("engine/include/rt", "engine/dist/include/rt", "profiler/include/rt", "kernels/cpu"):
         for path in sorted((ROOT / folder).rglob("*.h")):
             rel = path.relative_to(ROOT).as_posix()
-            if rel not in ("engine/include/rt/export.h", "engine/include/rt/rt.h"):
+            # kernels/cpu/isa/: the per-level sources' own headers, private to their objects (reached
+            # only through kernels/cpu/isa_kernels.h's tables; Note [CPU capability dispatch]).
+            if rel not in ("engine/include/rt/export.h", "engine/include/rt/rt.h") and \
+                    not rel.startswith("kernels/cpu/isa/"):
                 yield rel, path.read_text(errors="replace")
 
 

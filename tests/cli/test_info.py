@@ -1,4 +1,4 @@
-"""`rtorch info`: build, threads, BLAS, embedded Python and packages, optional parts; text and --json."""
+"""`rtorch info`: build, threads, the CPU kernels' level, BLAS, embedded Python and packages, optional parts; text and --json."""
 import json
 import re
 
@@ -32,6 +32,19 @@ def test_threads_and_blas(info):
     assert info["threads"]["CPU cores"] >= 1
     assert "OpenBLAS" in info["BLAS"]["config"]
     assert info["BLAS"]["parallel"] == "OpenMP"
+
+
+def test_cpu_capability(info, rtorch):
+    levels = ["DEFAULT", "AVX2", "AVX512"]
+    cpu = info["CPU"]
+    assert cpu["supported"] in levels
+    assert levels.index(cpu["capability"]) <= levels.index(cpu["supported"])
+    forced = rtorch("info", "--json", env={"RT_CPU_CAPABILITY": "Default"})
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads(forced.stdout)["CPU"]["capability"] == "DEFAULT"
+    text = rtorch("info", env={"RT_CPU_CAPABILITY": "avx9"})
+    assert re.search(r"capability\s+" + cpu["supported"], text.stdout)
+    assert "ignoring RT_CPU_CAPABILITY=avx9" in text.stderr
 
 
 def test_python_packages_match_python3(info):

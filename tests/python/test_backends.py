@@ -26,3 +26,16 @@ def test_mps_is_never_available(torch):
     assert rt.backends.mps.is_available() == torch.backends.mps.is_available()
     device = "cuda" if rt.cuda.is_available() else "mps" if rt.backends.mps.is_available() else "cpu"
     assert device in ("cuda", "cpu")
+
+
+def test_cpu_capability_is_the_engines_level():
+    import os
+    import subprocess
+    import sys
+
+    levels = ["DEFAULT", "AVX2", "AVX512"]
+    assert rt.backends.cpu.get_cpu_capability() in levels
+    code = "import rustytorch as rt; print(rt.backends.cpu.get_cpu_capability())"
+    env = dict(os.environ, RT_CPU_CAPABILITY="default")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "DEFAULT"

@@ -243,3 +243,19 @@ def test_closure_is_evaluated_with_grad_enabled():
 
     loss = opt.step(closure)
     assert math.isfinite(float(loss.item()))
+
+
+def test_a_cpu_adam_or_sgd_step_is_one_fused_op_per_group():
+    model = rt.nn.Sequential(rt.nn.Linear(8, 16), rt.nn.ReLU(), rt.nn.Linear(16, 2))
+    x, y = rt.randn(4, 8), rt.randn(4, 2)
+    for opt in (rt.optim.Adam(model.parameters(), lr=1e-2, amsgrad=True),
+                rt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)):
+        for _ in range(2):
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            with rt.profiler.profile() as prof:
+                opt.step()
+            rows = {r.key: r.count for r in prof.key_averages()}
+            fused = "_fused_adam_" if isinstance(opt, rt.optim.Adam) else "_fused_sgd_"
+            assert rows.get(fused) == 1, rows
+            assert not {"add_", "lerp_", "addcdiv_", "mul_"} & set(rows), rows

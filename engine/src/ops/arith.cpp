@@ -6,6 +6,7 @@
 #include "device_copy.h"
 #include "op_device.h"
 #include "ops/cpu_view.h"
+#include "ops/isa_loops.h"
 #include "inplace.h"
 #include "rt/autograd/node.h"
 #include "rt/op_observer.h"
@@ -30,6 +31,7 @@ std::optional<ScalarType> combine(std::optional<ScalarType> higher, std::optiona
 
 void update(std::optional<ScalarType>& slot, ScalarType t) { slot = slot ? promote_types(*slot, t) : t; }
 
+// In cpu::VecBinary's order (isa_arith converts one to the other).
 enum class Arith { Add, Sub, Mul, Div };
 
 template <typename T>
@@ -70,9 +72,44 @@ dispatch::BinaryOp binary_op_of(Arith kind) {
   return dispatch::BinaryOp::Add;
 }
 
+// float32/float64 out = a <kind> b through the per-level kernel (kernels/cpu/isa_kernels.h) when
+// each operand is contiguous like out or a single element; false otherwise. Same bits as flat_kernel.
+bool isa_arith(Arith kind, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
+  const ScalarType dt = out.dtype();
+  if ((dt != kFloat32 && dt != kFloat64) || !out.is_contiguous()) return false;
+  auto operand = [&](const Tensor& t, int64_t& step) -> Tensor {
+    if (t.sizes() == out.sizes() && t.dtype() == dt && t.is_contiguous()) {
+      step = 1;
+      return t;
+    }
+    step = 0;
+    return t.numel() == 1 ? detail::convert(t, dt) : Tensor();
+  };
+  int64_t as = 0, bs = 0;
+  const Tensor ac = operand(a, as), bc = operand(b, bs);
+  if (!ac.defined() || !bc.defined()) return false;
+  const cpu::IsaKernels& k = cpu::isa_kernels();
+  const auto op = cpu::VecBinary(int(kind));
+  if (dt == kFloat32) {
+    float* o = static_cast<float*>(out.raw_data());
+    const float *x = static_cast<const float*>(ac.raw_data()), *y = static_cast<const float*>(bc.raw_data());
+    detail::parallel_ranges(out.numel(), [&](int64_t lo, int64_t hi) {
+      k.binary_f32(op, o + lo, x + lo * as, as, y + lo * bs, bs, hi - lo, float(alpha));
+    });
+  } else {
+    double* o = static_cast<double*>(out.raw_data());
+    const double *x = static_cast<const double*>(ac.raw_data()), *y = static_cast<const double*>(bc.raw_data());
+    detail::parallel_ranges(out.numel(), [&](int64_t lo, int64_t hi) {
+      k.binary_f64(op, o + lo, x + lo * as, as, y + lo * bs, bs, hi - lo, alpha);
+    });
+  }
+  return true;
+}
+
 // Writes a <kind> b into out (already shaped to the broadcast), all in dtype out.dtype().
 void arith_into(Arith kind, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
   if (!out.is_cpu()) return dispatch::binary(out.device(), binary_op_of(kind), out, a, b, alpha);
+  if (isa_arith(kind, out, a, b, alpha)) return;
   const ScalarType dt = out.dtype();
   if (a.dtype() == dt && b.dtype() == dt && a.sizes() == out.sizes() && b.sizes() == out.sizes() &&
       a.is_contiguous() && b.is_contiguous() && out.is_contiguous()) {

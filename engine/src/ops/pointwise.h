@@ -1,6 +1,8 @@
 // Shared pieces of the pointwise ops (unary.cpp, activation.cpp, pow_clamp.cpp, compare.cpp):
 // dtype visitors, the out-of-place unary driver, fused backward kernels, and float32 exp, log,
 // tanh and erf written so that GCC vectorises the loops in kernels/cpu/loops.h (glibc's do not).
+// Contiguous float32 operands of the ops with a per-level kernel (isa_unary) take that instead:
+// SLEEF's math at the CPU's instruction-set level (kernels/cpu/isa/unary.cpp).
 #pragma once
 #include <bit>
 #include <cmath>
@@ -9,7 +11,9 @@
 #include <optional>
 #include <type_traits>
 
+#include "cpu/isa_kernels.h"
 #include "ops/cpu_view.h"
+#include "ops/isa_loops.h"
 #include "dispatch_stubs.h"
 #include "inplace.h"
 #include "op_device.h"
@@ -179,6 +183,49 @@ struct DeviceUnaryBackward {
   cuda_kernels::UnaryParams params{};
 };
 
+// The per-level CPU kernel (kernels/cpu/isa_kernels.h) of an op, for contiguous float32 operands.
+// See Note [CPU capability dispatch] in kernels/cpu/isa_kernels.cpp.
+inline std::optional<cpu::VecUnary> isa_unary(dispatch::UnaryOp op) {
+  using U = dispatch::UnaryOp;
+  switch (op) {
+    case U::Exp: return cpu::VecUnary::Exp;
+    case U::Log: return cpu::VecUnary::Log;
+    case U::Tanh: return cpu::VecUnary::Tanh;
+    case U::Sigmoid: return cpu::VecUnary::Sigmoid;
+    case U::Relu: return cpu::VecUnary::Relu;
+    case U::Gelu: return cpu::VecUnary::Gelu;
+    case U::GeluTanh: return cpu::VecUnary::GeluTanh;
+    case U::Silu: return cpu::VecUnary::Silu;
+    default: return std::nullopt;
+  }
+}
+inline std::optional<cpu::VecUnaryBackward> isa_unary_backward(dispatch::UnaryBackwardOp op) {
+  using B = dispatch::UnaryBackwardOp;
+  switch (op) {
+    case B::Threshold: return cpu::VecUnaryBackward::Threshold;
+    case B::Sigmoid: return cpu::VecUnaryBackward::Sigmoid;
+    case B::Tanh: return cpu::VecUnaryBackward::Tanh;
+    case B::Exp: return cpu::VecUnaryBackward::Exp;
+    case B::Log: return cpu::VecUnaryBackward::Log;
+    case B::Gelu: return cpu::VecUnaryBackward::Gelu;
+    case B::GeluTanh: return cpu::VecUnaryBackward::GeluTanh;
+    case B::Silu: return cpu::VecUnaryBackward::Silu;
+    default: return std::nullopt;
+  }
+}
+
+// out = op(a) through the per-level kernel when a is contiguous float32 and op has one; false otherwise.
+inline bool try_isa_unary(const Tensor& out, const Tensor& a, const std::optional<DeviceUnary>& op) {
+  if (!op || a.dtype() != kFloat32 || out.dtype() != kFloat32 || !a.is_contiguous() || !out.is_contiguous()) return false;
+  const std::optional<cpu::VecUnary> v = isa_unary(op->op);
+  if (!v) return false;
+  const cpu::IsaKernels& k = cpu::isa_kernels();
+  float* o = static_cast<float*>(out.raw_data());
+  const float* x = static_cast<const float*>(a.raw_data());
+  parallel_ranges(out.numel(), [&](int64_t b, int64_t e) { k.unary_f32(*v, o + b, x + b, e - b); });
+  return true;
+}
+
 // out = op(a) for a floating-only function; op is generic over float and double.
 template <typename Op>
 Tensor map_float(const Tensor& a, Op op, std::optional<DeviceUnary> on_device = std::nullopt) {
@@ -188,6 +235,7 @@ Tensor map_float(const Tensor& a, Op op, std::optional<DeviceUnary> on_device = 
     dispatch::unary(out.device(), on_device->op, out, a, on_device->params);
     return out;
   }
+  if (try_isa_unary(out, a, on_device)) return out;
   cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   if (is_floating(in)) {
     visit_float(in, [&]<typename T>() { cpu::unary_kernel<T>(loop, op); });
@@ -208,6 +256,7 @@ Tensor map_same(const Tensor& a, Op op, std::optional<DeviceUnary> on_device = s
     dispatch::unary(out.device(), on_device->op, out, a, on_device->params);
     return out;
   }
+  if (try_isa_unary(out, a, on_device)) return out;
   cpu::ElementwiseLoop loop = cpu_loop(out, {a});
   visit_dtype(a.dtype(), [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>) cpu::unary_kernel<T>(loop, op);
@@ -228,6 +277,15 @@ Tensor map_grad(const char* name, const Tensor& grad, const Tensor& saved, Op op
     return out;
   }
   Tensor g = convert(grad, dt);
+  const std::optional<cpu::VecUnaryBackward> v = on_device ? isa_unary_backward(on_device->op) : std::nullopt;
+  if (v && dt == kFloat32 && g.sizes() == saved.sizes() && g.is_contiguous() && saved.is_contiguous()) {
+    const cpu::IsaKernels& k = cpu::isa_kernels();
+    float* o = static_cast<float*>(out.raw_data());
+    const float* gp = static_cast<const float*>(g.raw_data());
+    const float* sp = static_cast<const float*>(saved.raw_data());
+    parallel_ranges(out.numel(), [&](int64_t b, int64_t e) { k.unary_backward_f32(*v, o + b, gp + b, sp + b, e - b); });
+    return out;
+  }
   cpu::ElementwiseLoop loop = cpu_loop(out, {g, saved});
   visit_float(dt, [&]<typename T>() { cpu::binary_kernel<T>(loop, op); });
   return out;

@@ -21,25 +21,35 @@ void validate_adam(const char* name, const AdamHyper& h) {
 }
 
 bool fusable(const Tensor& p, const Tensor& grad) {
-  return !p.is_cpu() && p.is_contiguous() && grad.is_contiguous() && grad.dtype() == p.dtype() &&
+  const bool cpu_float = p.dtype() == kFloat32 || p.dtype() == kFloat64;
+  return (!p.is_cpu() || cpu_float) && p.is_contiguous() && grad.is_contiguous() && grad.dtype() == p.dtype() &&
          grad.device() == p.device();
 }
 
-void adam_update(Tensor& p, StateDict& st, const AdamHyper& h) {
-  Tensor grad = p.grad();
-  {
-    MemoryCategoryGuard mg(MemoryCategory::OptimizerState);
-    if (st.empty()) {
-      st.insert("step", rt::scalar_tensor(0.0, kFloat32));
-      st.insert("exp_avg", rt::zeros_like(p));
-      st.insert("exp_avg_sq", rt::zeros_like(p));
+void adam_group_update(const TensorList& params, const std::function<StateDict&(const Tensor&)>& state_of,
+                       const AdamHyper& h) {
+  AdamGroupTensors group;
+  for (const Tensor& p : params) {
+    Tensor grad = p.grad();
+    if (!grad.defined()) continue;
+    StateDict& st = state_of(p);
+    {
+      MemoryCategoryGuard mg(MemoryCategory::OptimizerState);
+      if (st.empty()) {
+        st.insert("step", rt::scalar_tensor(0.0, kFloat32));
+        st.insert("exp_avg", rt::zeros_like(p));
+        st.insert("exp_avg_sq", rt::zeros_like(p));
+      }
+      if (h.amsgrad && !st.contains("max_exp_avg_sq")) st.insert("max_exp_avg_sq", rt::zeros_like(p));
     }
-    if (h.amsgrad && !st.contains("max_exp_avg_sq")) st.insert("max_exp_avg_sq", rt::zeros_like(p));
+    group.params.push_back(p);
+    group.grads.push_back(grad);
+    group.exp_avgs.push_back(st.at("exp_avg"));
+    group.exp_avg_sqs.push_back(st.at("exp_avg_sq"));
+    if (h.amsgrad) group.max_exp_avg_sqs.push_back(st.at("max_exp_avg_sq"));
+    group.steps.push_back(st.at("step"));
   }
-  Tensor step = st.at("step");
-  step.add_(1);
-  adam_step_(p, st.at("exp_avg"), st.at("exp_avg_sq"), h.amsgrad ? st.at("max_exp_avg_sq") : Tensor(), grad,
-             {h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.decoupled_weight_decay}, step.item<double>());
+  fused_adam_(group, {h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.decoupled_weight_decay});
 }
 
 }  // namespace detail
@@ -75,9 +85,8 @@ Adam::Adam(std::vector<ParamGroup> groups) : OptimizerWithOptions("Adam", std::m
 void Adam::step() {
   NoGradGuard ng;
   for (size_t g = 0; g < num_param_groups(); ++g) {
-    const detail::AdamHyper h = hyper(options(g));
-    for (Tensor p : params(g))
-      if (p.grad().defined()) detail::adam_update(p, mutable_state(p), h);
+    detail::adam_group_update(params(g), [this](const Tensor& p) -> StateDict& { return mutable_state(p); },
+                              hyper(options(g)));
   }
 }
 

@@ -37,9 +37,8 @@ AdamW::AdamW(std::vector<ParamGroup> groups) : OptimizerWithOptions("AdamW", std
 void AdamW::step() {
   NoGradGuard ng;
   for (size_t g = 0; g < num_param_groups(); ++g) {
-    const detail::AdamHyper h = hyper(options(g));
-    for (Tensor p : params(g))
-      if (p.grad().defined()) detail::adam_update(p, mutable_state(p), h);
+    detail::adam_group_update(params(g), [this](const Tensor& p) -> StateDict& { return mutable_state(p); },
+                              hyper(options(g)));
   }
 }
 

@@ -1,5 +1,5 @@
-// adam_step_ and sgd_step_ (rt/optim/functional.h): the fused CUDA kernel where it applies, the
-// optimizers' chain of ops elsewhere.
+// adam_step_ and sgd_step_ (rt/optim/functional.h): the fused kernel where it applies (CUDA, and the
+// CPU's in fused_steps.cpp), the optimizers' chain of ops elsewhere.
 #include "rt/optim/functional.h"
 
 #include <cmath>
@@ -25,7 +25,7 @@ void adam_step_(const Tensor& param, const Tensor& exp_avg, const Tensor& exp_av
                 const Tensor& grad_in, const AdamStepOptions& h, double step) {
   require_step(step, "adam_step_");
   NoGradGuard no_grad;
-  if (detail::fusable(param, grad_in)) {  // one kernel for the whole update, same arithmetic
+  if (detail::fusable(param, grad_in) && detail::states_fit(param, {&exp_avg, &exp_avg_sq, &max_exp_avg_sq})) {
     OpGuard guard("_fused_adam_", param, grad_in);  // an op, so the profiler links the kernel to it
     dispatch::adam_step(param.device(), param, exp_avg, exp_avg_sq, max_exp_avg_sq, grad_in,
                          {h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.decoupled_weight_decay, step});
@@ -58,7 +58,7 @@ void sgd_step_(const Tensor& param, const Tensor& momentum_buffer, const Tensor&
   if (o.momentum != 0.0 && !momentum_buffer.defined())
     throw ValueError("sgd_step_: momentum " + std::to_string(o.momentum) +
                      " needs a momentum buffer of the parameter's shape; pass one (empty_like(param) on the first step)");
-  if (detail::fusable(param, grad_in)) {  // one kernel for the whole update, same arithmetic
+  if (detail::fusable(param, grad_in) && (o.momentum == 0.0 || detail::states_fit(param, {&momentum_buffer}))) {
     OpGuard guard("_fused_sgd_", param, grad_in);
     dispatch::sgd_step(param.device(), param, o.momentum != 0.0 ? momentum_buffer : Tensor(), grad_in,
                         {o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, first});

@@ -1,5 +1,7 @@
 // Optimizer options as state-dict tensors, and the update Adam and AdamW share.
 #pragma once
+#include <functional>
+#include <initializer_list>
 #include <utility>
 
 #include "rt/nn/state_dict.h"
@@ -19,10 +21,15 @@ struct AdamHyper {
   bool amsgrad, decoupled_weight_decay;
 };
 void validate_adam(const char* name, const AdamHyper& h);
-// One Adam/AdamW step of `p` (which has a gradient), creating its state on first use.
-void adam_update(Tensor& p, nn::StateDict& state, const AdamHyper& h);
-// True when the fused CUDA step can update p: on a GPU, contiguous, with a contiguous gradient of
-// its dtype (kernels/cuda/optimizer_step.h); otherwise the optimizers compose ops.
+// One Adam/AdamW step of the parameters of a group that have a gradient (one fused_adam_ call),
+// creating their state (through state_of) on first use.
+void adam_group_update(const TensorList& params, const std::function<nn::StateDict&(const Tensor&)>& state_of,
+                       const AdamHyper& h);
+// True when a fused step can update p: contiguous, with a contiguous gradient of its dtype, on a GPU
+// (kernels/cuda/optimizer_step.h) or float32/float64 on the CPU (fused_steps.cpp); otherwise the
+// optimizers compose ops.
 bool fusable(const Tensor& p, const Tensor& grad);
+// True when every defined state tensor has p's dtype, device and sizes and is contiguous.
+bool states_fit(const Tensor& p, std::initializer_list<const Tensor*> states);
 
 }  // namespace rt::optim::detail

@@ -43,25 +43,24 @@ void SGD::step() {
   NoGradGuard ng;
   for (size_t g = 0; g < num_param_groups(); ++g) {
     const SGDOptions& o = options(g);
+    SgdGroupTensors group;
     for (Tensor p : params(g)) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      Tensor buf;
-      bool first = false;
-      if (o.momentum != 0.0) {
-        StateDict& st = mutable_state(p);
-        Tensor* found = st.find("momentum_buffer");
-        first = !found || !found->defined();
-        if (first) {
-          MemoryCategoryGuard mg(MemoryCategory::OptimizerState);
-          buf = rt::empty_like(p);  // the first step writes the gradient into it
-          st.insert("momentum_buffer", buf);
-        } else {
-          buf = *found;
-        }
+      group.params.push_back(p);
+      group.grads.push_back(grad);
+      if (o.momentum == 0.0) continue;
+      StateDict& st = mutable_state(p);
+      Tensor* found = st.find("momentum_buffer");
+      const bool first = !found || !found->defined();
+      if (first) {
+        MemoryCategoryGuard mg(MemoryCategory::OptimizerState);
+        st.insert("momentum_buffer", rt::empty_like(p));  // the first step writes the gradient into it
       }
-      sgd_step_(p, buf, grad, o, first);
+      group.momentum_buffers.push_back(st.at("momentum_buffer"));
+      group.first.push_back(first);
     }
+    fused_sgd_(group, o);
   }
 }
 

@@ -7,10 +7,11 @@ Per parameter (PyTorch's single-tensor update; state "step" (float32 0-dim), "ex
     g = g + weight_decay * p;  m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
     denom = sqrt(amsgrad ? max(v_max, v) : v) / sqrt(1 - beta2^t) + eps
     p = p - lr / (1 - beta1^t) * m / denom
-AdamW (adamw.py) reuses this update with decoupled weight decay. Parameters on a GPU take one fused
-kernel per parameter (rt::optim::adam_step_, the C++ Adam's arithmetic) instead of this chain of ops.
+    (m = m + (1 - beta1) * (g - m) as lerp_, the C++ Adam's and PyTorch 2's arithmetic)
+AdamW (adamw.py) reuses this update with decoupled weight decay. Each group is one call
+(_C._fused_adam_, rt::optim::fused_adam_): one pass over float32/float64 CPU parameters at the CPU's
+instruction-set level, the fused kernel per parameter on a GPU, the chain of ops for anything else.
 """
-import math
 
 import rustytorch as rt
 from .. import _C
@@ -45,44 +46,38 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        return self._step_each_parameter(closure)
+        loss = self._run_closure(closure)
+        with rt.no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
 
-    def _update(self, param, group):
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-        grad = -param.grad if group["maximize"] else param.grad
-        state = self.state[param]
-        if not state:
-            with memory_category("optimizer_state"):
-                state["step"] = rt.tensor(0.0)
-                state["exp_avg"] = rt.zeros_like(param)
-                state["exp_avg_sq"] = rt.zeros_like(param)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = rt.zeros_like(param)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        state["step"].add_(1)
-        if amsgrad and "max_exp_avg_sq" not in state:
-            raise RuntimeError(f"{type(self).__name__}: amsgrad=True but the loaded state of a parameter has no "
-                               "'max_exp_avg_sq'; it was saved with amsgrad=False")
-        if param.is_cuda:
-            _C._adam_step_(param, exp_avg, exp_avg_sq, state["max_exp_avg_sq"] if amsgrad else None, grad, lr=lr,
-                           beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                           decoupled_weight_decay=self._decoupled_weight_decay, step=float(state["step"].item()))
-            return
-        if weight_decay != 0:
-            if self._decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        step = float(state["step"].item())
-        bias_correction1 = 1 - beta1 ** step
-        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-        if amsgrad:
-            max_sq = state["max_exp_avg_sq"]
-            max_sq.copy_(rt.maximum(max_sq, exp_avg_sq))
-            denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-        else:
-            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-        param.addcdiv_(exp_avg, denom, value=-lr / bias_correction1)
+    def _update_group(self, group):
+        """One _fused_adam_ call for the group (rt::optim::fused_adam_): every parameter with a gradient,
+        one op and one pass; parameters the CPU pass cannot take run the per-parameter update inside it."""
+        amsgrad = group["amsgrad"]
+        params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps = [], [], [], [], [], []
+        for param in group["params"]:
+            if param.grad is None:
+                continue
+            state = self.state[param]
+            if not state:
+                with memory_category("optimizer_state"):
+                    state["step"] = rt.tensor(0.0)
+                    state["exp_avg"] = rt.zeros_like(param)
+                    state["exp_avg_sq"] = rt.zeros_like(param)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = rt.zeros_like(param)
+            if amsgrad and "max_exp_avg_sq" not in state:
+                raise RuntimeError(f"{type(self).__name__}: amsgrad=True but the loaded state of a parameter has no "
+                                   "'max_exp_avg_sq'; it was saved with amsgrad=False")
+            params.append(param)
+            grads.append(param.grad)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            steps.append(state["step"])
+            if amsgrad:
+                max_sqs.append(state["max_exp_avg_sq"])
+        _C._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, lr=group["lr"], betas=group["betas"],
+                        eps=group["eps"], weight_decay=group["weight_decay"],
+                        decoupled_weight_decay=self._decoupled_weight_decay, maximize=group["maximize"])

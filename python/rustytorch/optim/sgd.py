@@ -6,7 +6,8 @@ Per parameter p with gradient g (PyTorch's single-tensor update; state "momentum
     g = -g if maximize;  g = g + weight_decay * p
     buf = g (first step) or momentum * buf + (1 - dampening) * g;  g = g + momentum * buf if nesterov else buf
     p = p - lr * g
-Parameters on a GPU take one fused kernel per parameter (rt::optim::sgd_step_, the same arithmetic).
+Each group is one call (_C._fused_sgd_, rt::optim::fused_sgd_): one pass over float32/float64 CPU
+parameters, the fused kernel per parameter on a GPU, the chain of ops for anything else; same arithmetic.
 """
 import rustytorch as rt
 from .. import _C
@@ -39,43 +40,24 @@ class SGD(Optimizer):
         return loss
 
     def _update_group(self, group):
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        """One _fused_sgd_ call for the group (rt::optim::fused_sgd_): one op and one pass."""
+        momentum = group["momentum"]
+        params, grads, bufs, first = [], [], [], []
         for p in group["params"]:
             if p.grad is None:
                 continue
-            d_p = -p.grad if group["maximize"] else p.grad
+            params.append(p)
+            grads.append(p.grad)
             state = self.state[p]
-            if p.is_cuda:
-                self._fused_update(p, d_p, state, group)
-                continue
-            if weight_decay != 0:
-                d_p = d_p.add(p, alpha=weight_decay)
-            if momentum != 0:
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    with memory_category("optimizer_state"):
-                        buf = d_p.detach().clone()
-                else:
-                    buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
-                state["momentum_buffer"] = buf
-                d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
-            else:
+            if momentum == 0:
                 state["momentum_buffer"] = None
-            p.add_(d_p, alpha=-lr)
-
-    @staticmethod
-    def _fused_update(p, grad, state, group):
-        momentum = group["momentum"]
-        buf, first = None, False
-        if momentum != 0:
+                continue
             buf = state.get("momentum_buffer")
+            first.append(buf is None)
             if buf is None:
                 with memory_category("optimizer_state"):
                     buf = rt.empty_like(p)  # the first step writes the gradient into it
-                first = True
-            state["momentum_buffer"] = buf
-        else:
-            state["momentum_buffer"] = None
-        _C._sgd_step_(p, buf, grad, lr=group["lr"], momentum=momentum, dampening=group["dampening"],
-                      weight_decay=group["weight_decay"], nesterov=group["nesterov"], first=first)
+                state["momentum_buffer"] = buf
+            bufs.append(buf)
+        _C._fused_sgd_(params, grads, bufs, first, lr=group["lr"], momentum=momentum, dampening=group["dampening"],
+                       weight_decay=group["weight_decay"], nesterov=group["nesterov"], maximize=group["maximize"])

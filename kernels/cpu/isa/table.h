@@ -1,0 +1,25 @@
+// The functions of one level's IsaKernels table (kernels/cpu/isa_kernels.h), declared in the
+// level's namespace; table.cpp collects them. For kernels/cpu/isa/ sources only.
+#pragma once
+#ifndef RT_CPU_ISA
+#error "kernels/cpu/isa/ sources compile once per level with -DRT_CPU_ISA=isa_default|isa_avx2|isa_avx512"
+#endif
+#include "../isa_kernels.h"
+
+namespace rt::cpu::RT_CPU_ISA {
+
+void unary_f32(VecUnary op, float* out, const float* x, int64_t n);
+void unary_backward_f32(VecUnaryBackward op, float* grad_in, const float* grad_out, const float* saved, int64_t n);
+void binary_f32(VecBinary op, float* out, const float* a, int64_t a_step, const float* b, int64_t b_step, int64_t n,
+                float alpha);
+void binary_f64(VecBinary op, double* out, const double* a, int64_t a_step, const double* b, int64_t b_step,
+                int64_t n, double alpha);
+void adam_f32(const AdamStepArgs<float>& a, int64_t begin, int64_t end);
+void adam_f64(const AdamStepArgs<double>& a, int64_t begin, int64_t end);
+void sgd_f32(const SgdStepArgs<float>& a, int64_t begin, int64_t end);
+void sgd_f64(const SgdStepArgs<double>& a, int64_t begin, int64_t end);
+
+// This level's table.
+extern const IsaKernels kTable;
+
+}  // namespace rt::cpu::RT_CPU_ISA

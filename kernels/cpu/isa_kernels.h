@@ -1,0 +1,103 @@
+// kernels/cpu/isa_kernels.h — the CPU kernels compiled once per instruction-set level, as one
+// table of function pointers per level; isa_kernels() is the table of the level chosen at start-up.
+//
+//   const rt::cpu::IsaKernels& k = rt::cpu::isa_kernels();          // cpu_capability()'s table
+//   k.unary_f32(rt::cpu::VecUnary::Gelu, out, x, n);                // contiguous float32, n elements
+//   k.adam_f32(args, begin, end);                                   // one pass over [begin, end)
+//   rt::cpu::isa_kernels(rt::cpu::CpuCapability::Default);          // a given level (tests, benchmarks)
+//
+// Every function works on plain contiguous arrays and one range of them; the engine splits
+// large work across threads and calls these per chunk (no OpenMP inside: see the Note).
+// Elementwise arithmetic and the optimizer updates give the same bits at every level (no FMA
+// contraction: the sources compile with -ffp-contract=off); the math functions (exp and log from
+// SLEEF) may differ in the last bits between levels.
+// See Note [CPU capability dispatch] in isa_kernels.cpp.
+#pragma once
+#include <cstdint>
+
+#include "cpu_capability.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
+
+namespace rt::cpu {
+
+// out = f(x) elementwise.
+enum class VecUnary : uint8_t { Exp, Log, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu };
+inline constexpr int kVecUnaryCount = 8;
+// grad_in = f'(saved) * grad_out; saved is the output (Threshold, Sigmoid, Tanh, Exp) or the input.
+enum class VecUnaryBackward : uint8_t { Threshold, Sigmoid, Tanh, Exp, Log, Gelu, GeluTanh, Silu };
+inline constexpr int kVecUnaryBackwardCount = 8;
+// out = a + alpha * b, a - alpha * b, a * b, a / b.
+enum class VecBinary : uint8_t { Add, Sub, Mul, Div };
+
+// Adam/AdamW over one contiguous parameter, the arithmetic of kernels/cuda/optimizer_step.h.
+// The constants are what the chain of tensor ops computes with: fill them with adam_constants.
+template <typename T>
+struct AdamStepArgs {
+  T* param;
+  T* exp_avg;
+  T* exp_avg_sq;
+  T* max_exp_avg_sq;  // amsgrad; null otherwise
+  const T* grad;
+  T decay;            // 1 - lr * weight_decay (AdamW)
+  T wd;               // weight_decay (Adam: g + wd * p)
+  T w1;               // 1 - beta1
+  T beta2;
+  T w2;               // 1 - beta2
+  T bc2_sqrt;         // sqrt(1 - beta2^step)
+  T eps;
+  T neg_step;         // -lr / (1 - beta1^step)
+  bool weight_decay;  // weight_decay != 0
+  bool decoupled;     // AdamW
+  bool maximize;      // the gradient is negated first
+};
+
+// SGD over one contiguous parameter, likewise.
+template <typename T>
+struct SgdStepArgs {
+  T* param;
+  T* momentum_buffer;  // null without momentum
+  const T* grad;
+  T wd;                // weight_decay
+  T momentum;
+  T w_damp;            // 1 - dampening
+  T neg_lr;            // -lr
+  bool weight_decay;
+  bool nesterov;
+  bool first_step;     // the buffer receives g
+  bool maximize;
+};
+
+struct IsaKernels {
+  CpuCapability level;
+  void (*unary_f32)(VecUnary op, float* out, const float* x, int64_t n);
+  void (*unary_backward_f32)(VecUnaryBackward op, float* grad_in, const float* grad_out, const float* saved, int64_t n);
+  // a_step, b_step: 1 for an array, 0 for a scalar read from a[0] / b[0].
+  void (*binary_f32)(VecBinary op, float* out, const float* a, int64_t a_step, const float* b, int64_t b_step,
+                     int64_t n, float alpha);
+  void (*binary_f64)(VecBinary op, double* out, const double* a, int64_t a_step, const double* b, int64_t b_step,
+                     int64_t n, double alpha);
+  void (*adam_f32)(const AdamStepArgs<float>& a, int64_t begin, int64_t end);
+  void (*adam_f64)(const AdamStepArgs<double>& a, int64_t begin, int64_t end);
+  void (*sgd_f32)(const SgdStepArgs<float>& a, int64_t begin, int64_t end);
+  void (*sgd_f64)(const SgdStepArgs<double>& a, int64_t begin, int64_t end);
+};
+
+// The table of level `c` (compiled in every build; call its functions only at a level the CPU
+// supports, highest_supported_capability()).
+const IsaKernels& isa_kernels(CpuCapability c);
+// The table of cpu_capability().
+inline const IsaKernels& isa_kernels() { return isa_kernels(cpu_capability()); }
+
+// Adam's constants as the chain of ops rounds them to T (the tensor dtype): see optimizer_step.h.
+template <typename T>
+AdamStepArgs<T> adam_constants(double lr, double beta1, double beta2, double eps, double weight_decay,
+                               bool decoupled, bool maximize, double step);
+template <typename T>
+SgdStepArgs<T> sgd_constants(double lr, double momentum, double dampening, double weight_decay, bool nesterov,
+                             bool first_step, bool maximize);
+
+}  // namespace rt::cpu
+
+RT_API_END
