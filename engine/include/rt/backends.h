@@ -1,0 +1,30 @@
+// rt/backends.h — switches that choose how ops compute (PyTorch's torch.backends.*).
+//
+//   rt::backends::mkldnn::set_enabled(false);   // CPU conv2d/conv1d back on im2col + GEMM
+//   bool on = rt::backends::mkldnn::enabled();  // at start-up: RT_ONEDNN=0 off, unset or 1 on
+//   std::string v = rt::backends::mkldnn::version();   // "2.6.3 (OpenMP, avx512_core_amx)"
+//
+// mkldnn is oneDNN, PyTorch's name for it. While enabled, float32 CPU convolutions (forward, input,
+// weight and bias gradients; float16/bfloat16 ones too, computed in float32) run through oneDNN; any
+// geometry oneDNN has only reference code for, and float64, runs im2col + GEMM as before. Which one
+// ran shows in a profile as a nested op under conv2d: "mkldnn_convolution" or "_slow_conv2d_forward",
+// and under convolution_backward "mkldnn_convolution_backward" or "_slow_conv2d_backward" (PyTorch's
+// names). The switch is process-wide and may be flipped at any time; an op already running finishes
+// on the path it chose.
+#pragma once
+#include <string>
+
+#include "rt/export.h"
+
+RT_API_BEGIN
+
+namespace rt::backends::mkldnn {
+
+bool is_available();        // oneDNN is compiled in (always, in this build)
+bool enabled();
+void set_enabled(bool enabled);
+std::string version();      // oneDNN's version, threading runtime and instruction set in use
+
+}  // namespace rt::backends::mkldnn
+
+RT_API_END

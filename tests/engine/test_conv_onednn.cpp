@@ -1,0 +1,165 @@
+// CPU convolutions through oneDNN (rt::backends::mkldnn) against the im2col path: outputs and every
+// gradient agree over a table of geometries, the switch really switches (the nested op each path opens
+// says which ran), and what oneDNN declines (float64) runs im2col.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "rt/backends.h"
+#include "testing.h"
+
+using rt::Shape;
+using rt::Tensor;
+using rt::testing::random;
+using rt::testing::require_close;
+
+namespace {
+
+// Names of every op that ran, nested ones included (the backward may run on another thread).
+struct OpNames : rt::OpObserver {
+  std::mutex mu;
+  std::vector<std::string> names;
+  OpNames() { rt::add_op_observer(this); }
+  ~OpNames() override { rt::remove_op_observer(this); }
+  void on_op_end(const rt::OpEvent& e) override {
+    std::lock_guard<std::mutex> lock(mu);
+    names.emplace_back(e.name);
+  }
+  bool saw(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::find(names.begin(), names.end(), name) != names.end();
+  }
+};
+
+// Restores the switch a test changed.
+struct MkldnnEnabled {
+  const bool saved = rt::backends::mkldnn::enabled();
+  explicit MkldnnEnabled(bool on) { rt::backends::mkldnn::set_enabled(on); }
+  ~MkldnnEnabled() { rt::backends::mkldnn::set_enabled(saved); }
+};
+
+struct ConvCase {
+  std::string name;
+  Shape x, w;
+  Shape stride = {1}, padding = {0}, dilation = {1};
+  int64_t groups = 1;
+  bool bias = true;
+  bool conv1d = false;
+  bool transposed_input = false;  // x built as a transposed view of its last two dims (non-contiguous)
+};
+
+struct Result {
+  Tensor out, gx, gw, gb;
+};
+
+Result run(const ConvCase& c, bool onednn) {
+  MkldnnEnabled path(onednn);
+  Tensor x = random(c.x, rt::kFloat32, -1, 1, 1);
+  if (c.transposed_input) x = random({c.x[0], c.x[1], c.x[3], c.x[2]}, rt::kFloat32, -1, 1, 1).transpose(2, 3);
+  x.requires_grad_(true);
+  Tensor w = random(c.w, rt::kFloat32, -1, 1, 2).requires_grad_(true);
+  Tensor b = c.bias ? random({c.w[0]}, rt::kFloat32, -1, 1, 3).requires_grad_(true) : Tensor();
+  Tensor out = c.conv1d ? rt::conv1d(x, w, b, c.stride[0], c.padding[0], c.dilation[0], c.groups)
+                        : rt::conv2d(x, w, b, c.stride, c.padding, c.dilation, c.groups);
+  Tensor weights = random(out.sizes(), rt::kFloat32, -1, 1, 4);  // a loss that weighs every output differently
+  (out * weights).sum().backward();
+  return {out.detach(), x.grad(), w.grad(), c.bias ? b.grad() : Tensor()};
+}
+
+const std::vector<ConvCase>& cases() {
+  static const std::vector<ConvCase> table = {
+      {"3x3 pad 1", {2, 3, 9, 9}, {4, 3, 3, 3}, {1}, {1}},
+      {"3x3 no bias batch 1", {1, 16, 8, 8}, {32, 16, 3, 3}, {1}, {1}, {1}, 1, false},
+      {"stride 2 pad 1", {2, 16, 9, 10}, {16, 16, 3, 3}, {2}, {1}},
+      {"stride 2 pad 0 1x1 downsample", {3, 16, 8, 8}, {32, 16, 1, 1}, {2}, {0}, {1}, 1, false},
+      {"pad 2 5x5", {2, 4, 7, 7}, {6, 4, 5, 5}, {1}, {2}},
+      {"dilation 2", {2, 16, 11, 11}, {16, 16, 3, 3}, {1}, {2}, {2}},
+      {"asymmetric stride padding dilation", {2, 3, 12, 9}, {5, 3, 3, 2}, {2, 1}, {1, 0}, {1, 2}},
+      {"groups 2", {2, 8, 7, 7}, {6, 4, 3, 3}, {1}, {1}, {1}, 2},
+      {"groups 2 wide", {2, 32, 8, 8}, {32, 16, 3, 3}, {1}, {1}, {1}, 2},
+      {"depthwise", {2, 16, 9, 9}, {16, 1, 3, 3}, {1}, {1}, {1}, 16},
+      {"depthwise stride 2", {2, 16, 9, 9}, {16, 1, 3, 3}, {2}, {1}, {1}, 16, false},
+      {"single input channel (MNIST first layer)", {4, 1, 28, 28}, {32, 1, 3, 3}, {1}, {1}},
+      {"non-contiguous input", {2, 16, 6, 7}, {8, 16, 3, 3}, {1}, {1}, {1}, 1, true, false, true},
+      {"conv1d", {2, 4, 20}, {6, 4, 5}, {2}, {1}, {1}, 1, true, true},
+      {"conv1d depthwise dilation 2", {2, 6, 20}, {6, 1, 3}, {1}, {2}, {2}, 6, false, true},
+  };
+  return table;
+}
+
+}  // namespace
+
+TEST_CASE("oneDNN and im2col convolutions agree on outputs and gradients") {
+  for (const ConvCase& c : cases()) {
+    INFO("case: " << c.name);
+    const Result fast = run(c, true);
+    const Result slow = run(c, false);
+    require_close(fast.out, slow.out, 1e-4, 1e-5);
+    require_close(fast.gx, slow.gx, 1e-4, 1e-4);
+    require_close(fast.gw, slow.gw, 1e-4, 1e-4);
+    if (c.bias) require_close(fast.gb, slow.gb, 1e-4, 1e-4);
+  }
+}
+
+TEST_CASE("the mkldnn switch chooses the path and the nested op names it") {
+  const ConvCase c{"3x3", {2, 16, 8, 8}, {16, 16, 3, 3}, {1}, {1}};
+  {
+    OpNames ops;
+    run(c, true);
+    CHECK(ops.saw("mkldnn_convolution"));
+    CHECK(ops.saw("mkldnn_convolution_backward"));
+    CHECK_FALSE(ops.saw("_slow_conv2d_forward"));
+    CHECK_FALSE(ops.saw("_slow_conv2d_backward"));
+  }
+  {
+    OpNames ops;
+    run(c, false);
+    CHECK(ops.saw("_slow_conv2d_forward"));
+    CHECK(ops.saw("_slow_conv2d_backward"));
+    CHECK_FALSE(ops.saw("mkldnn_convolution"));
+    CHECK_FALSE(ops.saw("mkldnn_convolution_backward"));
+  }
+}
+
+TEST_CASE("every geometry of the table runs on oneDNN while it is enabled") {
+  for (const ConvCase& c : cases()) {
+    INFO("case: " << c.name);
+    OpNames ops;
+    run(c, true);
+    CHECK(ops.saw("mkldnn_convolution"));
+    CHECK(ops.saw("mkldnn_convolution_backward"));
+    CHECK_FALSE(ops.saw("_slow_conv2d_forward"));
+  }
+}
+
+TEST_CASE("float64 convolutions, which oneDNN declines, run im2col and say so") {
+  MkldnnEnabled on(true);
+  OpNames ops;
+  Tensor x = random({2, 3, 6, 6}, rt::kFloat64, -1, 1, 5).requires_grad_(true);
+  Tensor w = random({4, 3, 3, 3}, rt::kFloat64, -1, 1, 6).requires_grad_(true);
+  rt::conv2d(x, w, Tensor(), {1}, {1}).sum().backward();
+  CHECK(ops.saw("_slow_conv2d_forward"));
+  CHECK(ops.saw("_slow_conv2d_backward"));
+  CHECK_FALSE(ops.saw("mkldnn_convolution"));
+  REQUIRE(x.grad().defined());
+}
+
+TEST_CASE("half-precision convolutions compute in float32 through oneDNN") {
+  MkldnnEnabled on(true);
+  OpNames ops;
+  const Tensor x = random({2, 16, 6, 6}, rt::kFloat32, -1, 1, 7), w = random({8, 16, 3, 3}, rt::kFloat32, -1, 1, 8);
+  const Tensor out = rt::conv2d(x.to(rt::kBFloat16), w.to(rt::kBFloat16), Tensor(), {1}, {1});
+  CHECK(out.dtype() == rt::kBFloat16);
+  CHECK(ops.saw("mkldnn_convolution"));
+  MkldnnEnabled off(false);
+  require_close(out.to(rt::kFloat32), rt::conv2d(x.to(rt::kBFloat16), w.to(rt::kBFloat16), Tensor(), {1}, {1}).to(rt::kFloat32), 1e-2, 1e-2);
+}
+
+TEST_CASE("rt::backends::mkldnn reports the oneDNN it runs on") {
+  CHECK(rt::backends::mkldnn::is_available());
+  const std::string v = rt::backends::mkldnn::version();
+  CHECK(v.rfind("2.", 0) == 0);
+  CHECK(v.find("OpenMP") != std::string::npos);
+}
