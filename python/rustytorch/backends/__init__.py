@@ -3,6 +3,7 @@
     rt.backends.cuda.matmul.allow_tf32 = True     # TF32 float32 matrix products on CUDA
     rt.backends.cuda.is_built()                   # compiled with the CUDA backend
     rt.backends.cudnn.deterministic = True        # accepted; rustytorch has no cuDNN (cudnn.py)
+    rt.backends.mkldnn.enabled = False            # CPU convolutions on im2col + GEMM instead of oneDNN
     rt.backends.mps.is_available()                # False: no Apple GPU backend
 """
-from . import cuda, cudnn, mps  # noqa: F401
+from . import cuda, cudnn, mkldnn, mps  # noqa: F401
