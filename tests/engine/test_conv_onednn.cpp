@@ -163,3 +163,44 @@ TEST_CASE("rt::backends::mkldnn reports the oneDNN it runs on") {
   CHECK(v.rfind("2.", 0) == 0);
   CHECK(v.find("OpenMP") != std::string::npos);
 }
+
+namespace {
+
+struct AvgPoolCase {
+  Shape x, kernel, stride, padding;
+  bool ceil_mode = false, count_include_pad = true;
+  bool onednn = true;  // whether oneDNN can express its divisors
+};
+
+}  // namespace
+
+TEST_CASE("avg_pool2d through oneDNN agrees with the loops, forward and backward") {
+  const std::vector<AvgPoolCase> table = {
+      {{2, 3, 8, 8}, {2}, {2}, {0}},
+      {{4, 5, 9, 7}, {3}, {1}, {1}},
+      {{4, 5, 9, 7}, {3}, {1}, {1}, false, false},
+      {{2, 3, 10, 11}, {3, 2}, {2, 3}, {1, 0}},
+      {{3, 7, 7}, {3}, {2}, {1}, true, true, true},      // unbatched; ceil_mode, no window past the padding
+      {{3, 7, 7}, {2}, {2}, {0}, true, true, false},     // ceil_mode window past the input, padding counted
+      {{2, 3, 9, 9}, {2}, {2}, {1}, true, false, true},  // ceil_mode, padding excluded from the divisor
+      {{2, 3, 8, 8}, {3}, {2}, {0}, true, true, false},  // the same, batched
+  };
+  for (const AvgPoolCase& c : table) {
+    INFO("input " << rt::format_shape(c.x) << " kernel " << rt::format_shape(c.kernel) << " ceil_mode " << c.ceil_mode
+                  << " count_include_pad " << c.count_include_pad);
+    Tensor outs[2], grads[2];
+    for (int onednn = 0; onednn < 2; ++onednn) {
+      MkldnnEnabled path(onednn == 1);
+      OpNames ops;
+      Tensor x = random(c.x, rt::kFloat32, -1, 1, 11).requires_grad_(true);
+      outs[onednn] = rt::avg_pool2d(x, c.kernel, c.stride, c.padding, c.ceil_mode, c.count_include_pad);
+      (outs[onednn] * random(outs[onednn].sizes(), rt::kFloat32, -1, 1, 12)).sum().backward();
+      grads[onednn] = x.grad();
+      const bool expect = onednn == 1 && c.onednn;
+      CHECK(ops.saw("mkldnn_avg_pool2d") == expect);
+      CHECK(ops.saw("mkldnn_avg_pool2d_backward") == expect);
+    }
+    require_close(outs[1], outs[0], 1e-5, 1e-6);
+    require_close(grads[1], grads[0], 1e-5, 1e-6);
+  }
+}

@@ -1,16 +1,17 @@
 // rt/backends.h — switches that choose how ops compute (PyTorch's torch.backends.*).
 //
-//   rt::backends::mkldnn::set_enabled(false);   // CPU conv2d/conv1d back on im2col + GEMM
+//   rt::backends::mkldnn::set_enabled(false);   // CPU conv2d/conv1d back on im2col + GEMM, avg_pool2d on loops
 //   bool on = rt::backends::mkldnn::enabled();  // at start-up: RT_ONEDNN=0 off, unset or 1 on
 //   std::string v = rt::backends::mkldnn::version();   // "2.6.3 (OpenMP, avx512_core_amx)"
 //
 // mkldnn is oneDNN, PyTorch's name for it. While enabled, float32 CPU convolutions (forward, input,
-// weight and bias gradients; float16/bfloat16 ones too, computed in float32) run through oneDNN; any
-// geometry oneDNN has only reference code for, and float64, runs im2col + GEMM as before. Which one
-// ran shows in a profile as a nested op under conv2d: "mkldnn_convolution" or "_slow_conv2d_forward",
-// and under convolution_backward "mkldnn_convolution_backward" or "_slow_conv2d_backward" (PyTorch's
-// names). The switch is process-wide and may be flipped at any time; an op already running finishes
-// on the path it chose.
+// weight and bias gradients; float16/bfloat16 ones too, computed in float32) and float32 avg_pool2d
+// (forward, backward) run through oneDNN; any geometry oneDNN has only reference code for, and float64,
+// runs the engine's own code (im2col + GEMM, loops) as before. Which one ran shows in a profile as a
+// nested op: under conv2d "mkldnn_convolution" or "_slow_conv2d_forward", under convolution_backward
+// "mkldnn_convolution_backward" or "_slow_conv2d_backward" (PyTorch's names), under avg_pool2d(_backward)
+// "mkldnn_avg_pool2d(_backward)" when oneDNN ran (docs/cpu-convolutions.md). The switch is process-wide
+// and may be flipped at any time; an op already running finishes on the path it chose.
 #pragma once
 #include <string>
 

@@ -7,10 +7,11 @@
     rt.backends.mkldnn.version()                  # '2.6.3 (OpenMP, avx512_core_amx)'
 
 mkldnn is PyTorch's name for oneDNN. While enabled (the default; the environment variable RT_ONEDNN=0 starts
-a process with it off), float32 CPU convolutions and their gradients run through oneDNN, as PyTorch's do;
-float64, and any geometry oneDNN has only reference code for, run im2col + GEMM. A profile shows which
-path ran as a nested op: mkldnn_convolution / mkldnn_convolution_backward or _slow_conv2d_forward /
-_slow_conv2d_backward. The switch is the engine's (rt::backends::mkldnn in C++), process-wide.
+a process with it off), float32 CPU convolutions and their gradients, and float32 avg_pool2d, run through
+oneDNN, as PyTorch's convolutions do; float64, and any geometry oneDNN has only reference code for, run
+im2col + GEMM (the pooling loops). A profile shows which path ran as a nested op: mkldnn_convolution /
+mkldnn_convolution_backward or _slow_conv2d_forward / _slow_conv2d_backward; mkldnn_avg_pool2d(_backward).
+The switch is the engine's (rt::backends::mkldnn in C++), process-wide (docs/cpu-convolutions.md).
 """
 import contextlib
 import sys
