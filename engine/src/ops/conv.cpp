@@ -242,10 +242,11 @@ void conv_backward_cpu(const ConvShape& s, const Tensor& go, const autograd::Sav
   if (data || weights) {
     OpGuard path("mkldnn_convolution_backward", go);
     TensorScratch scratch;
-    if (data) data->run(go.raw_data(), dense(sw.unpack(), ct).raw_data(), r[0].raw_data(), scratch);
+    cpu::onednn::SharedReorders shared;  // diff_dst, reordered once for both passes
+    const Tensor w = data ? dense(sw.unpack(), ct) : Tensor(), x = weights ? dense(si.unpack(), ct) : Tensor();
+    if (data) data->run(go.raw_data(), w.raw_data(), r[0].raw_data(), scratch, &shared);
     if (weights)
-      weights->run(dense(si.unpack(), ct).raw_data(), go.raw_data(), r[1].raw_data(),
-                   need[2] ? r[2].raw_data() : nullptr, scratch);
+      weights->run(x.raw_data(), go.raw_data(), r[1].raw_data(), need[2] ? r[2].raw_data() : nullptr, scratch, &shared);
   }
   const bool slow_in = need[0] && !data, slow_w = need[1] && !weights, slow_b = need[2] && !weights;
   if (!slow_in && !slow_w && !slow_b) return;

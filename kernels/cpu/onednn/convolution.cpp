@@ -137,11 +137,12 @@ std::optional<ConvBackwardData> ConvBackwardData::plan(const ConvProblem& p) {
   }
 }
 
-void ConvBackwardData::run(const void* diff_dst, const void* weights, void* diff_src, Scratch& scratch) const {
+void ConvBackwardData::run(const void* diff_dst, const void* weights, void* diff_src, Scratch& scratch,
+                           SharedReorders* shared) const {
   const ConvPlanState& d = *state_;
   const auto& pd = std::get<BackwardDataPD>(d.pd);
   try {
-    Execution run(scratch);
+    Execution run(scratch, shared);
     run.add(DNNL_ARG_DIFF_DST, run.input(pd.diff_dst_desc(), d.dst, diff_dst));
     run.add(DNNL_ARG_WEIGHTS, run.input(pd.weights_desc(), d.weights, weights));
     run.add(DNNL_ARG_DIFF_SRC, run.output(pd.diff_src_desc(), d.src, diff_src));
@@ -174,11 +175,11 @@ std::optional<ConvBackwardWeights> ConvBackwardWeights::plan(const ConvProblem& 
 }
 
 void ConvBackwardWeights::run(const void* src, const void* diff_dst, void* diff_weights, void* diff_bias,
-                              Scratch& scratch) const {
+                              Scratch& scratch, SharedReorders* shared) const {
   const ConvPlanState& d = *state_;
   const auto& pd = std::get<BackwardWeightsPD>(d.pd);
   try {
-    Execution run(scratch);
+    Execution run(scratch, shared);
     run.add(DNNL_ARG_SRC, run.input(pd.src_desc(), d.src, src));
     run.add(DNNL_ARG_DIFF_DST, run.input(pd.diff_dst_desc(), d.dst, diff_dst));
     run.add(DNNL_ARG_DIFF_WEIGHTS, run.output(pd.diff_weights_desc(), d.weights, diff_weights));

@@ -50,7 +50,9 @@ class ConvForward {
 class ConvBackwardData {
  public:
   static std::optional<ConvBackwardData> plan(const ConvProblem& p);  // p.bias is ignored
-  void run(const void* diff_dst, const void* weights, void* diff_src, Scratch& scratch) const;
+  // `shared`: see SharedReorders (scratch.h); give the weight gradient's run the same one.
+  void run(const void* diff_dst, const void* weights, void* diff_src, Scratch& scratch,
+           SharedReorders* shared = nullptr) const;
 
  private:
   std::shared_ptr<const ConvPlanState> state_;
@@ -60,7 +62,8 @@ class ConvBackwardWeights {
  public:
   static std::optional<ConvBackwardWeights> plan(const ConvProblem& p);
   // diff_bias is written when p.bias (and may be nullptr otherwise).
-  void run(const void* src, const void* diff_dst, void* diff_weights, void* diff_bias, Scratch& scratch) const;
+  void run(const void* src, const void* diff_dst, void* diff_weights, void* diff_bias, Scratch& scratch,
+           SharedReorders* shared = nullptr) const;
 
  private:
   std::shared_ptr<const ConvPlanState> state_;

@@ -42,12 +42,27 @@ void throw_error(const char* what, const dnnl::error& e) {
               "). Hint: rt.backends.mkldnn.enabled = False (or RT_ONEDNN=0) runs the im2col path instead");
 }
 
+struct SharedReorders::Entries {
+  struct Entry {
+    const void* user;
+    dnnl::memory::desc want;
+    dnnl::memory copy;
+  };
+  std::vector<Entry> entries;
+};
+SharedReorders::SharedReorders() : entries_(std::make_unique<Entries>()) {}
+SharedReorders::~SharedReorders() = default;
+
 dnnl::memory Execution::input(const dnnl::memory::desc& want, const dnnl::memory::desc& user, const void* data) {
   dnnl::memory mine(user, cpu_engine(), const_cast<void*>(data));  // read only: oneDNN takes non-const handles
   if (want == user) return mine;
+  if (shared_)
+    for (const auto& e : shared_->entries_->entries)
+      if (e.user == data && e.want == want) return e.copy;
   dnnl::memory theirs(want, cpu_engine(), scratch_.allocate(want.get_size()));
   match_thread_count();
   dnnl::reorder(mine, theirs).execute(thread_stream(), mine, theirs);
+  if (shared_) shared_->entries_->entries.push_back({data, want, theirs});
   return theirs;
 }
 

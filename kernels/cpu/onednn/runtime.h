@@ -53,7 +53,8 @@ std::optional<PD> usable(Make&& make) {
 // in, outputs reordered back to the caller's layout after it ran.
 class Execution {
  public:
-  explicit Execution(Scratch& scratch) : scratch_(scratch) {}
+  // With `shared`, a reordered input is looked up there first and added to it.
+  explicit Execution(Scratch& scratch, SharedReorders* shared = nullptr) : scratch_(scratch), shared_(shared) {}
   // `user` at `data` as the primitive wants it (`want`): the same memory, or a reordered copy.
   dnnl::memory input(const dnnl::memory::desc& want, const dnnl::memory::desc& user, const void* data);
   // Where the primitive writes an output the caller wants as `user` at `data`; when the layouts differ,
@@ -64,6 +65,7 @@ class Execution {
 
  private:
   Scratch& scratch_;
+  SharedReorders* shared_;
   std::unordered_map<int, dnnl::memory> args_;
   std::vector<std::pair<dnnl::memory, dnnl::memory>> write_back_;  // (primitive's, caller's)
 };

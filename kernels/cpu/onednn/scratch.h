@@ -11,6 +11,7 @@
 // stays valid until the Scratch is destroyed, which the engine does after the call returns.
 #pragma once
 #include <cstddef>
+#include <memory>
 
 #include "rt/export.h"
 
@@ -25,6 +26,23 @@ class Scratch {
 
  protected:
   ~Scratch() = default;
+};
+
+// Reordered copies of inputs that several primitive runs of one call read, kept so the reorder happens
+// once: a convolution's input and weight gradients both read diff_dst. Pass one object to each run; its
+// copies live in the Scratch they were allocated from, so it must not outlive that Scratch, and a copy is
+// found by the input's address and layout, so the inputs must stay where they are while it is in use.
+class SharedReorders {
+ public:
+  SharedReorders();
+  ~SharedReorders();
+  SharedReorders(const SharedReorders&) = delete;
+  SharedReorders& operator=(const SharedReorders&) = delete;
+
+ private:
+  friend class Execution;  // runtime.h
+  struct Entries;
+  std::unique_ptr<Entries> entries_;
 };
 
 }  // namespace rt::cpu::onednn
