@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "scratch.h"
+#include "rt/export.h"
+
+RT_API_BEGIN
 
 namespace rt::cpu::onednn {
 
@@ -71,3 +74,5 @@ class Execution {
 };
 
 }  // namespace rt::cpu::onednn
+
+RT_API_END
