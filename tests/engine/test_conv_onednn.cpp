@@ -146,15 +146,32 @@ TEST_CASE("float64 convolutions, which oneDNN declines, run im2col and say so") 
   REQUIRE(x.grad().defined());
 }
 
-TEST_CASE("half-precision convolutions compute in float32 through oneDNN") {
+TEST_CASE("bfloat16 and float16 convolutions run through oneDNN and match float32 to their precision") {
   MkldnnEnabled on(true);
-  OpNames ops;
   const Tensor x = random({2, 16, 6, 6}, rt::kFloat32, -1, 1, 7), w = random({8, 16, 3, 3}, rt::kFloat32, -1, 1, 8);
-  const Tensor out = rt::conv2d(x.to(rt::kBFloat16), w.to(rt::kBFloat16), Tensor(), {1}, {1});
-  CHECK(out.dtype() == rt::kBFloat16);
-  CHECK(ops.saw("mkldnn_convolution"));
-  MkldnnEnabled off(false);
-  require_close(out.to(rt::kFloat32), rt::conv2d(x.to(rt::kBFloat16), w.to(rt::kBFloat16), Tensor(), {1}, {1}).to(rt::kFloat32), 1e-2, 1e-2);
+  const Tensor b = random({8}, rt::kFloat32, -1, 1, 9);
+  const Tensor expected = rt::conv2d(x, w, b, {1}, {1});
+  for (rt::ScalarType half : {rt::kBFloat16, rt::kFloat16}) {
+    INFO("dtype " << rt::dtype_name(half));
+    OpNames ops;
+    Tensor xh = x.to(half).requires_grad_(true), wh = w.to(half).requires_grad_(true), bh = b.to(half).requires_grad_(true);
+    const Tensor out = rt::conv2d(xh, wh, bh, {1}, {1});
+    CHECK(out.dtype() == half);
+    out.sum().backward();
+    CHECK(ops.saw("mkldnn_convolution"));
+    CHECK(ops.saw("mkldnn_convolution_backward"));
+    require_close(out.to(rt::kFloat32), expected, 2e-2, 5e-2);  // bfloat16 keeps 8 bits of mantissa
+    CHECK(xh.grad().dtype() == half);
+    CHECK(wh.grad().dtype() == half);
+    CHECK(bh.grad().dtype() == half);
+  }
+  // The gradients against float32's.
+  Tensor x32 = x.clone().requires_grad_(true), w32 = w.clone().requires_grad_(true);
+  rt::conv2d(x32, w32, Tensor(), {1}, {1}).sum().backward();
+  Tensor xb = x.to(rt::kBFloat16).requires_grad_(true), wb = w.to(rt::kBFloat16).requires_grad_(true);
+  rt::conv2d(xb, wb, Tensor(), {1}, {1}).sum().backward();
+  require_close(xb.grad().to(rt::kFloat32), x32.grad(), 2e-2, 5e-2);
+  require_close(wb.grad().to(rt::kFloat32), w32.grad(), 2e-2, 2e-1);
 }
 
 TEST_CASE("rt::backends::mkldnn reports the oneDNN it runs on") {

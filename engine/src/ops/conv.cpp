@@ -1,6 +1,6 @@
-// conv1d and conv2d on the CPU: through oneDNN where it has a fast kernel (float32), otherwise im2col +
-// GEMM per image with the backward through col2im (Note [CPU convolution paths]). conv1d runs as a
-// conv2d of height 1. Half types compute in float32.
+// conv1d and conv2d on the CPU: through oneDNN where it has a fast kernel (float32, and bfloat16 where
+// the CPU has it), otherwise im2col + GEMM per image with the backward through col2im (Note [CPU
+// convolution paths]). conv1d runs as a conv2d of height 1. Other half types compute in float32.
 #include <omp.h>
 
 #include <algorithm>
@@ -160,6 +160,7 @@ void grad_bias_kernel(const ConvShape& s, const T* gout, T* gb) {
 
 ScalarType compute_dtype(ScalarType t) { return t == kFloat64 ? kFloat64 : kFloat32; }
 
+
 // Contiguous, in dtype dt (no autograd).
 Tensor dense(const Tensor& t, ScalarType dt) {
   if (t.dtype() == dt && t.is_contiguous()) return t;
@@ -236,6 +237,8 @@ void conv_backward_cpu(const ConvShape& s, const Tensor& go, const autograd::Sav
                        const autograd::SavedTensor& sw, const bool need[3], ScalarType ct, TensorList& r) {
   const auto data = onednn_plan<cpu::onednn::ConvBackwardData>(need[0], s, ct, false);
   const auto weights = onednn_plan<cpu::onednn::ConvBackwardWeights>(need[1], s, ct, need[2]);
+  if (ct == kBFloat16 && ((need[0] && !data) || (need[1] && !weights) || (need[2] && !weights)))
+    return conv_backward_cpu(s, dense(go, kFloat32), si, sw, need, kFloat32, r);  // the loops have no bfloat16
   if (need[0]) r[0] = make_tensor({s.N, s.Cin, s.g.H, s.g.W}, ct);
   if (need[1]) r[1] = make_tensor({s.Cout, s.g.C, s.g.kH, s.g.kW}, ct);
   if (need[2]) r[2] = make_tensor({s.Cout}, ct);
@@ -267,7 +270,11 @@ void conv_backward_cpu(const ConvShape& s, const Tensor& go, const autograd::Sav
 
 Tensor conv_core(const ConvShape& s, const Tensor& input, const Tensor& weight, const Tensor& bias) {
   if (!input.is_cpu() || !weight.is_cpu()) return conv_core_cuda(s, input, weight, bias);
-  const ScalarType dt = input.dtype(), ct = compute_dtype(dt);
+  const ScalarType dt = input.dtype();
+  // bfloat16 stays bfloat16 where oneDNN has fast kernels for it (AVX512-BF16, AMX), as in PyTorch;
+  // otherwise half types compute in float32.
+  const bool native_bf16 = dt == kBFloat16 && onednn_plan<cpu::onednn::ConvForward>(true, s, dt, bias.defined());
+  const ScalarType ct = native_bf16 ? kBFloat16 : compute_dtype(dt);
   Tensor in = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
   Tensor out = make_tensor({s.N, s.Cout, s.g.oH, s.g.oW}, ct);
   conv_forward_cpu(s, in, w, b, out);
