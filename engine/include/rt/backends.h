@@ -5,7 +5,8 @@
 //   std::string v = rt::backends::mkldnn::version();   // "2.6.3 (OpenMP, avx512_core_amx)"
 //
 // mkldnn is oneDNN, PyTorch's name for it. While enabled, float32 CPU convolutions (forward, input,
-// weight and bias gradients; float16/bfloat16 ones too, computed in float32) and float32 avg_pool2d
+// weight and bias gradients; bfloat16 ones in bfloat16 where the CPU has fast kernels for it, else in
+// float32, as float16 ones) and float32 avg_pool2d
 // (forward, backward) run through oneDNN; any geometry oneDNN has only reference code for, and float64,
 // runs the engine's own code (im2col + GEMM, loops) as before. Which one ran shows in a profile as a
 // nested op: under conv2d "mkldnn_convolution" or "_slow_conv2d_forward", under convolution_backward
