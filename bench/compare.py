@@ -4,6 +4,10 @@
     python3 bench/compare.py --threads 2            # markdown table on stdout
     python3 bench/compare.py --rt-bench build/bin/rt_bench --only mlp_adam_step
     python3 bench/compare.py --quick                 # only the short micro-benchmarks
+    python3 bench/compare.py --threads 2 --rounds 5 --only cnn_sgd_step   # ours, torch, ours, ... 5 times
+
+With --rounds N the two run alternately N times; each round gives a ratio, and the table shows the
+median times, the median ratio and the spread (lowest-highest ratio of the rounds).
 
 Without PyTorch (python3-torch) it says so and prints the RustyTorch++ times alone.
 ratio = RustyTorch++ time / PyTorch time (lower is better; < 1 means faster than PyTorch).
@@ -12,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 
@@ -21,6 +26,7 @@ TARGETS = {  # from the foundation issue: a ratio target, or an absolute per-op 
     "matmul_1024": ("(no target)", None, None),
     "mlp_adam_step": ("ratio <= 0.8", 0.8, None),
     "cnn_sgd_step": ("ratio <= 1.0", 1.0, None),
+    "resnet_block_sgd_step": ("ratio <= 1.0", 1.0, None),
 }
 QUICK = ["add_1elem", "matmul_1024"]
 NOTES = {
@@ -60,6 +66,7 @@ def main():
     p.add_argument("--rt-bench", default=os.path.join(HERE, "..", "build", "bin", "rt_bench"))
     p.add_argument("--only", nargs="+", choices=list(TARGETS), metavar="WORKLOAD",
                    help=f"workloads to run, from: {' '.join(TARGETS)} (default: all)")
+    p.add_argument("--rounds", type=int, default=1, help="run ours and PyTorch alternately this many times")
     p.add_argument("--quick", action="store_true", help=f"only the short micro-benchmarks ({' '.join(QUICK)})")
     args = p.parse_args()
     if args.only is None:
@@ -67,30 +74,38 @@ def main():
     if not os.path.exists(args.rt_bench):
         sys.exit(f"compare.py: {args.rt_bench} not found; build first (scripts/build.sh)")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    rt = run_json([args.rt_bench, "--threads", str(args.threads), "--only", *args.only], env)
+    rt_cmd = [args.rt_bench, "--threads", str(args.threads), "--only", *args.only]
     if not torch_installed(env):
-        print_rt_only(rt, args)
+        print_rt_only(run_json(rt_cmd, env), args)
         return
+    torch_cmd = [sys.executable, os.path.join(HERE, "torch_bench.py"), "--threads", str(args.threads),
+                 "--only", *args.only]
+    rounds = []  # (rt, torch) JSON per round, run alternately
     try:
-        torch = run_json([sys.executable, os.path.join(HERE, "torch_bench.py"), "--threads", str(args.threads),
-                          "--only", *args.only], env)
+        for _ in range(args.rounds):
+            rounds.append((run_json(rt_cmd, env), run_json(torch_cmd, env)))
     except (subprocess.CalledProcessError, FileNotFoundError) as e:
         sys.exit(f"compare.py: PyTorch benchmark failed ({e}); install python3-torch")
     print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; threads {args.threads}; "
-          f"PyTorch {torch['torch_version']}")
+          f"PyTorch {rounds[0][1]['torch_version']}; {args.rounds} round(s), interleaved; "
+          f"load average {os.getloadavg()[0]:.2f}")
     print()
-    print("| workload | RustyTorch++ | PyTorch | ratio | target | met |")
-    print("|---|---|---|---|---|---|")
+    print("| workload | RustyTorch++ | PyTorch | ratio | spread | target | met |")
+    print("|---|---|---|---|---|---|---|")
     for name in args.only:
-        r, t = rt["seconds"][name], torch["seconds"][name]
+        rs = [r["seconds"][name] for r, _ in rounds]
+        ts = [t["seconds"][name] for _, t in rounds]
+        ratios = [r / t for r, t in zip(rs, ts)]
+        r, t, ratio = statistics.median(rs), statistics.median(ts), statistics.median(ratios)
         label, ratio_target, abs_target = TARGETS[name]
         met = "—"
         if ratio_target is not None:
-            met = "yes" if r / t <= ratio_target else "no"
+            met = "yes" if ratio <= ratio_target else "no"
         elif abs_target is not None:
             met = "yes" if r <= abs_target else "no"
         note = f" ({NOTES[name]})" if name in NOTES else ""
-        print(f"| {name}{note} | {fmt_time(r)} | {fmt_time(t)} | {r / t:.2f} | {label} | {met} |")
+        print(f"| {name}{note} | {fmt_time(r)} | {fmt_time(t)} | {ratio:.2f} | {min(ratios):.2f}-{max(ratios):.2f} | "
+              f"{label} | {met} |")
 
 
 if __name__ == "__main__":

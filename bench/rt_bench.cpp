@@ -81,6 +81,68 @@ double bench_cnn_sgd() {
   }, 5);
 }
 
+// ResNet-18's BasicBlock: conv3x3-BN-ReLU-conv3x3-BN plus the input (through a strided 1x1 conv and
+// BN where the shape changes), then ReLU. The same model as torch_bench.py's resnet_block_sgd_step.
+class BasicBlock : public rt::nn::Module {
+ public:
+  BasicBlock(int64_t in, int64_t out, int64_t stride) : Module("BasicBlock") {
+    using namespace rt::nn;
+    conv1 = register_module("conv1", std::make_shared<Conv2d>(in, out, 3, Conv2dOptions{.stride = {stride}, .padding = {1}, .bias = false}));
+    bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(out));
+    conv2 = register_module("conv2", std::make_shared<Conv2d>(out, out, 3, Conv2dOptions{.padding = {1}, .bias = false}));
+    bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(out));
+    if (stride != 1 || in != out) {
+      down_conv = register_module("down_conv", std::make_shared<Conv2d>(in, out, 1, Conv2dOptions{.stride = {stride}, .bias = false}));
+      down_bn = register_module("down_bn", std::make_shared<BatchNorm2d>(out));
+    }
+  }
+  rt::Tensor forward(const rt::Tensor& x) override {
+    const rt::Tensor h = (*bn2)((*conv2)(rt::relu((*bn1)((*conv1)(x)))));
+    return rt::relu(h + (down_conv ? (*down_bn)((*down_conv)(x)) : x));
+  }
+
+ private:
+  std::shared_ptr<rt::nn::Conv2d> conv1, conv2, down_conv;
+  std::shared_ptr<rt::nn::BatchNorm2d> bn1, bn2, down_bn;
+};
+
+class ResNetBlocks : public rt::nn::Module {
+ public:
+  ResNetBlocks() : Module("ResNetBlocks") {
+    using namespace rt::nn;
+    stem = register_module("stem", std::make_shared<Conv2d>(3, 32, 3, Conv2dOptions{.padding = {1}, .bias = false}));
+    bn = register_module("bn", std::make_shared<BatchNorm2d>(32));
+    blocks = {register_module("block1", std::make_shared<BasicBlock>(32, 32, 1)),
+              register_module("block2", std::make_shared<BasicBlock>(32, 64, 2)),
+              register_module("block3", std::make_shared<BasicBlock>(64, 64, 1))};
+    fc = register_module("fc", std::make_shared<Linear>(64, 10));
+  }
+  rt::Tensor forward(const rt::Tensor& x) override {
+    rt::Tensor h = rt::relu((*bn)((*stem)(x)));
+    for (auto& b : blocks) h = (*b)(h);
+    return (*fc)(rt::flatten(rt::adaptive_avg_pool2d(h, {1, 1}), 1));
+  }
+
+ private:
+  std::shared_ptr<rt::nn::Conv2d> stem;
+  std::shared_ptr<rt::nn::BatchNorm2d> bn;
+  std::vector<std::shared_ptr<BasicBlock>> blocks;
+  std::shared_ptr<rt::nn::Linear> fc;
+};
+
+double bench_resnet_blocks_sgd() {
+  rt::manual_seed(0);
+  auto model = std::make_shared<ResNetBlocks>();
+  rt::optim::SGD opt(model->parameters(), {.lr = 0.01, .momentum = 0.9});
+  auto x = rt::randn({32, 3, 32, 32});
+  auto y = rt::randint(0, 10, {32});
+  return timeit([&] {
+    opt.zero_grad();
+    rt::cross_entropy((*model)(x), y).backward();
+    opt.step();
+  }, 3);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,6 +151,7 @@ int main(int argc, char** argv) {
       {"matmul_1024", bench_matmul},
       {"mlp_adam_step", bench_mlp_adam},
       {"cnn_sgd_step", bench_cnn_sgd},
+      {"resnet_block_sgd_step", bench_resnet_blocks_sgd},
   };
   std::vector<std::string> only;
   int threads = 0;
@@ -99,7 +162,7 @@ int main(int argc, char** argv) {
     } else if (a == "--only") {
       while (i + 1 < argc && argv[i + 1][0] != '-') only.push_back(argv[++i]);
     } else if (a == "--help" || a == "-h") {
-      std::puts("usage: rt_bench [--threads N] [--only WORKLOAD...]\nworkloads: add_1elem matmul_1024 mlp_adam_step cnn_sgd_step");
+      std::puts("usage: rt_bench [--threads N] [--only WORKLOAD...]\nworkloads: add_1elem matmul_1024 mlp_adam_step cnn_sgd_step resnet_block_sgd_step");
       return 0;
     } else {
       std::fprintf(stderr, "rt_bench: unknown argument '%s' (try --help)\n", a.c_str());

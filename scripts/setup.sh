@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build ccache g++ pkg-config
-  libopenblas-openmp-dev libsleef-dev libfmt-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libsqlite3-dev zlib1g-dev
+  libopenblas-openmp-dev libdnnl-dev libsleef-dev libfmt-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libsqlite3-dev zlib1g-dev
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch python3-nbformat
   catch2
   qt6-base-dev libqt6opengl6-dev libqscintilla2-qt6-dev libimgui-dev libgraphviz-dev

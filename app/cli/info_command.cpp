@@ -1,4 +1,4 @@
-// `rtorch info [--json]`: versions, BLAS, threads, the CPU kernels' instruction-set level, embedded Python and its packages, optional parts.
+// `rtorch info [--json]`: versions, BLAS, oneDNN, threads, the CPU kernels' instruction-set level, embedded Python and its packages, optional parts.
 #include <CLI/CLI.hpp>
 #include <cblas.h>
 #include <fmt/core.h>
@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "command.h"
+#include "rt/backends.h"
 #include "rt/cpu_capability.h"
 #include "rt/parallel.h"
 #include "embedded_python.h"
@@ -54,6 +55,13 @@ Json cpu_section() {
 
 Json blas_section() {
   return {{"library", "OpenBLAS"}, {"config", openblas_get_config()}, {"parallel", openblas_parallel_mode()}};
+}
+
+// rt.backends.mkldnn: the oneDNN CPU convolutions run on, and whether they are on (RT_ONEDNN).
+Json onednn_section() {
+  return {{"version", rt::backends::mkldnn::version()},
+          {"enabled", rt::backends::mkldnn::enabled() ? "yes (conv2d/conv1d on the CPU)"
+                                                      : "no (RT_ONEDNN=0 or switched off: im2col + GEMM)"}};
 }
 
 Json module_entry(const ModuleProbe& probe, bool want_location) {
@@ -126,7 +134,7 @@ std::string module_text(const Json& entry, bool optional) {
 void print_text(const Json& info) {
   fmt::print("rtorch {} — RustyTorch++\n", info["build"]["rustytorch"].get<std::string>());
   auto row = [](const std::string& key, const std::string& value) { fmt::print("  {:<14}{}\n", key, value); };
-  for (const char* section : {"build", "threads", "CPU", "BLAS"}) {
+  for (const char* section : {"build", "threads", "CPU", "BLAS", "oneDNN"}) {
     fmt::print("\n{}\n", section);
     for (const auto& [key, value] : info[section].items()) row(key, text_of(value));
   }
@@ -166,7 +174,7 @@ class InfoCommand final : public Command {
  public:
   std::string name() const override { return "info"; }
   std::string summary() const override {
-    return "Show versions, BLAS, threads, Python packages and optional parts (CUDA, CUPTI, NCCL, MPI)";
+    return "Show versions, BLAS, oneDNN, threads, Python packages and optional parts (CUDA, CUPTI, NCCL, MPI)";
   }
   void configure(CLI::App& app) override { app.add_flag("--json", json_, "Print the report as one JSON object"); }
 
@@ -175,6 +183,7 @@ class InfoCommand final : public Command {
                  {"threads", threads_section()},
                  {"CPU", cpu_section()},
                  {"BLAS", blas_section()},
+                 {"oneDNN", onednn_section()},
                  {"python", python_section()},
                  {"optional", optional_section()}};
     if (json_)

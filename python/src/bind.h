@@ -155,6 +155,7 @@ void bind_optim_steps(py::module_& m);  // the optimizers' per-parameter updates
 void bind_profiler(py::module_& m);
 void bind_plugin_ops(py::module_& m);  // the submodule _C._ops (plugin_ops.cpp): rt.ops
 void bind_remote(py::module_& m);  // the _C._remote submodule
+void bind_backends(py::module_& m);  // the submodule _C._backends (backends.cpp): rt.backends.mkldnn
 void bind_threads(py::module_& m);  // set_num_threads / get_num_threads (threads.cpp)
 void bind_debug(py::module_& m);  // the submodule _C._debug
 void bind_cuda(py::module_& parent, py::module_& m);  // the submodule _C._cuda, and Tensor._to_device

@@ -25,6 +25,8 @@ PYBIND11_MODULE(_C, m) {
   rtpy::bind_optim_steps(m);
   rtpy::bind_profiler(m);
   rtpy::bind_threads(m);
+  auto backends = m.def_submodule("_backends", "compute backend switches (use rustytorch.backends)");
+  rtpy::bind_backends(backends);
   auto debug = m.def_submodule("_debug", "backward debugger bindings (use rustytorch.debug)");
   rtpy::bind_debug(debug);
   auto cuda = m.def_submodule("_cuda", "CUDA device bindings (use rustytorch.cuda)");

@@ -17,8 +17,8 @@ def test_quick_run_prints_ratio_table(rtorch):
     rows = [l for l in r.stdout.splitlines() if l.startswith("| add_1elem") or l.startswith("| matmul_1024")]
     assert len(rows) == 2
     if torch_installed:
-        assert "| workload | RustyTorch++ | PyTorch | ratio |" in r.stdout
-        assert all(len(row.split("|")) == 8 for row in rows)
+        assert "| workload | RustyTorch++ | PyTorch | ratio | spread |" in r.stdout
+        assert all(len(row.split("|")) == 9 for row in rows)  # 7 columns: ... ratio, spread, target, met
     else:
         assert "PyTorch is not installed" in r.stdout
 

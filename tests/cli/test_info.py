@@ -1,4 +1,4 @@
-"""`rtorch info`: build, threads, the CPU kernels' level, BLAS, embedded Python and packages, optional parts; text and --json."""
+"""`rtorch info`: build, threads, the CPU kernels' level, BLAS, oneDNN, embedded Python and packages, optional parts; text and --json."""
 import json
 import re
 
@@ -45,6 +45,14 @@ def test_cpu_capability(info, rtorch):
     text = rtorch("info", env={"RT_CPU_CAPABILITY": "avx9"})
     assert re.search(r"capability\s+" + cpu["supported"], text.stdout)
     assert "ignoring RT_CPU_CAPABILITY=avx9" in text.stderr
+
+
+def test_onednn_section(rtorch, info):
+    assert info["oneDNN"]["version"].startswith("2.") and "OpenMP" in info["oneDNN"]["version"]
+    assert info["oneDNN"]["enabled"].startswith("yes")
+    r = rtorch("info", "--json", env={"RT_ONEDNN": "0"})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["oneDNN"]["enabled"].startswith("no")
 
 
 def test_python_packages_match_python3(info):
@@ -135,7 +143,7 @@ def test_text_report_cuda_line(rtorch, info, engine_cuda):
 def test_text_report(rtorch, info):
     r = rtorch("info")
     assert r.returncode == 0, r.stderr
-    for heading in ("build", "threads", "BLAS", "Python", "optional parts"):
+    for heading in ("build", "threads", "BLAS", "oneDNN", "Python", "optional parts"):
         assert f"\n{heading}\n" in r.stdout
     for line in ("CUDA", "CUPTI", "NCCL", "MPI", "numpy", "torch", "rustytorch"):
         assert f"\n  {line}" in r.stdout

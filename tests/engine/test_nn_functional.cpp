@@ -368,6 +368,32 @@ TEST_CASE("layer_norm matches the reference with and without affine parameters")
                                  {"layer_norm", "weight", "[5]", "[6]"});
 }
 
+TEST_CASE("batch_norm float32 forward and gradients match float64 over long vectorised rows, training and eval") {
+  // Rows of 35 and 1024 elements: the vectorised loops' main part and remainders, and one-element rows ([N, C]).
+  for (const Shape& shape : {Shape{4, 6, 5, 7}, Shape{3, 5, 32, 32}, Shape{64, 9}}) {
+    for (bool training : {true, false}) {
+      INFO("shape " << rt::format_shape(shape) << " training " << training);
+      const int64_t C = shape[1];
+      auto x64 = random(shape, rt::kFloat64, -2, 3, 97).requires_grad_();
+      auto w64 = random({C}, rt::kFloat64, 0.5, 1.5, 98).requires_grad_();
+      auto b64 = random({C}, rt::kFloat64, -1, 1, 99).requires_grad_();
+      auto g64 = random(shape, rt::kFloat64, -1, 1, 100);
+      auto rm64 = random({C}, rt::kFloat64, -0.5, 0.5, 101), rv64 = random({C}, rt::kFloat64, 0.5, 1.5, 102);
+      auto x32 = x64.detach().to(rt::kFloat32).requires_grad_(), w32 = w64.detach().to(rt::kFloat32).requires_grad_();
+      auto b32 = b64.detach().to(rt::kFloat32).requires_grad_();
+      auto rm32 = rm64.to(rt::kFloat32), rv32 = rv64.to(rt::kFloat32);
+      auto y64 = rt::batch_norm(x64, rm64, rv64, w64, b64, training, 0.1, 1e-5);
+      auto y32 = rt::batch_norm(x32, rm32, rv32, w32, b32, training, 0.1, 1e-5);
+      require_close(y32, y64, 1e-4, 1e-5);
+      require_close(rm32, rm64, 1e-5, 1e-6);
+      require_close(rv32, rv64, 1e-5, 1e-6);
+      auto d64 = rt::autograd::grad({y64}, {x64, w64, b64}, {g64});
+      auto d32 = rt::autograd::grad({y32}, {x32, w32, b32}, {g64.to(rt::kFloat32)});
+      for (size_t i = 0; i < 3; ++i) require_close(d32[i], d64[i], 1e-3, 1e-4);
+    }
+  }
+}
+
 TEST_CASE("batch_norm: training uses batch stats and updates running buffers in place, eval uses them") {
   auto x = random({5, 3, 4}, rt::kFloat64, -2, 2, 90);
   auto w = random({3}, rt::kFloat64, 0.5, 1.5, 91), b = random({3}, rt::kFloat64, -1, 1, 92);

@@ -17,6 +17,7 @@
 #include "rt/autograd/function.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"
+#include "rt/backends.h"
 #include "rt/data/csv.h"
 #include "rt/data/dataloader.h"
 #include "rt/data/dataset.h"

@@ -1,8 +1,10 @@
-// conv1d and conv2d: im2col + GEMM per image, backward through col2im. conv1d runs as a
-// conv2d of height 1. Half types compute in float32.
+// conv1d and conv2d on the CPU: through oneDNN where it has a fast kernel (float32, and bfloat16 where
+// the CPU has it), otherwise im2col + GEMM per image with the backward through col2im (Note [CPU
+// convolution paths]). conv1d runs as a conv2d of height 1. Other half types compute in float32.
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "../amp/autocast_policy.h"
 #include "dispatch_stubs.h"
@@ -11,6 +13,9 @@
 #include "cpu/gemm.h"
 #include "cpu/im2col.h"
 #include "cpu/loops.h"
+#include "cpu/onednn/convolution.h"
+#include "onednn_scratch.h"
+#include "rt/backends.h"
 #include "rt/autograd/node.h"
 #include "rt/op_observer.h"
 #include "rt/ops/linalg.h"
@@ -155,6 +160,7 @@ void grad_bias_kernel(const ConvShape& s, const T* gout, T* gb) {
 
 ScalarType compute_dtype(ScalarType t) { return t == kFloat64 ? kFloat64 : kFloat32; }
 
+
 // Contiguous, in dtype dt (no autograd).
 Tensor dense(const Tensor& t, ScalarType dt) {
   if (t.dtype() == dt && t.is_contiguous()) return t;
@@ -195,15 +201,83 @@ Tensor conv_core_cuda(const ConvShape& s, const Tensor& input, const Tensor& wei
   return out;
 }
 
-Tensor conv_core(const ConvShape& s, const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  if (!input.is_cpu() || !weight.is_cpu()) return conv_core_cuda(s, input, weight, bias);
-  const ScalarType dt = input.dtype(), ct = compute_dtype(dt);
-  Tensor in = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
-  Tensor out = make_tensor({s.N, s.Cout, s.g.oH, s.g.oW}, ct);
-  visit_compute(ct, [&]<typename T>() {
+// Note [CPU convolution paths]
+// While rt::backends::mkldnn is enabled, each pass (forward, input gradient, weight and bias gradients)
+// first asks oneDNN for a plan (kernels/cpu/onednn/convolution.h); oneDNN declines float64 and any
+// geometry it has only reference code for, and that pass runs im2col + GEMM. The path that ran is a
+// nested op, under PyTorch's names, so profiles and observers show it: "mkldnn_convolution" or
+// "_slow_conv2d_forward" inside conv2d, "mkldnn_convolution_backward" or "_slow_conv2d_backward" inside
+// convolution_backward (both, when the passes split).
+cpu::onednn::ConvProblem onednn_problem(const ConvShape& s, ScalarType ct, bool bias) {
+  return {.N = s.N, .Cin = s.Cin, .Cout = s.Cout, .groups = s.groups, .g = s.g, .dtype = ct, .bias = bias};
+}
+
+template <typename Plan>
+std::optional<Plan> onednn_plan(bool wanted, const ConvShape& s, ScalarType ct, bool bias) {
+  if (!wanted || !backends::mkldnn::enabled()) return std::nullopt;
+  return Plan::plan(onednn_problem(s, ct, bias));
+}
+
+void conv_forward_cpu(const ConvShape& s, const Tensor& in, const Tensor& w, const Tensor& b, const Tensor& out) {
+  if (auto conv = onednn_plan<cpu::onednn::ConvForward>(true, s, out.dtype(), b.defined())) {
+    OpGuard path("mkldnn_convolution", in, w, b);
+    TensorScratch scratch;
+    conv->run(in.raw_data(), w.raw_data(), b.defined() ? b.raw_data() : nullptr, out.raw_data(), scratch);
+    return;
+  }
+  OpGuard path("_slow_conv2d_forward", in, w, b);
+  visit_compute(out.dtype(), [&]<typename T>() {
     forward_kernel<T>(s, static_cast<const T*>(in.raw_data()), static_cast<const T*>(w.raw_data()),
                       b.defined() ? static_cast<const T*>(b.raw_data()) : nullptr, static_cast<T*>(out.raw_data()));
   });
+}
+
+// Fills the defined ones of r = {grad_input, grad_weight, grad_bias} (allocated here) from go, in ct.
+void conv_backward_cpu(const ConvShape& s, const Tensor& go, const autograd::SavedTensor& si,
+                       const autograd::SavedTensor& sw, const bool need[3], ScalarType ct, TensorList& r) {
+  const auto data = onednn_plan<cpu::onednn::ConvBackwardData>(need[0], s, ct, false);
+  const auto weights = onednn_plan<cpu::onednn::ConvBackwardWeights>(need[1], s, ct, need[2]);
+  if (ct == kBFloat16 && ((need[0] && !data) || (need[1] && !weights) || (need[2] && !weights)))
+    return conv_backward_cpu(s, dense(go, kFloat32), si, sw, need, kFloat32, r);  // the loops have no bfloat16
+  if (need[0]) r[0] = make_tensor({s.N, s.Cin, s.g.H, s.g.W}, ct);
+  if (need[1]) r[1] = make_tensor({s.Cout, s.g.C, s.g.kH, s.g.kW}, ct);
+  if (need[2]) r[2] = make_tensor({s.Cout}, ct);
+  if (data || weights) {
+    OpGuard path("mkldnn_convolution_backward", go);
+    TensorScratch scratch;
+    cpu::onednn::SharedReorders shared;  // diff_dst, reordered once for both passes
+    const Tensor w = data ? dense(sw.unpack(), ct) : Tensor(), x = weights ? dense(si.unpack(), ct) : Tensor();
+    if (data) data->run(go.raw_data(), w.raw_data(), r[0].raw_data(), scratch, &shared);
+    if (weights)
+      weights->run(x.raw_data(), go.raw_data(), r[1].raw_data(), need[2] ? r[2].raw_data() : nullptr, scratch, &shared);
+  }
+  const bool slow_in = need[0] && !data, slow_w = need[1] && !weights, slow_b = need[2] && !weights;
+  if (!slow_in && !slow_w && !slow_b) return;
+  OpGuard path("_slow_conv2d_backward", go);
+  visit_compute(ct, [&]<typename T>() {
+    const T* pg = static_cast<const T*>(go.raw_data());
+    if (slow_in) {
+      const Tensor w = dense(sw.unpack(), ct);
+      grad_input_kernel<T>(s, pg, static_cast<const T*>(w.raw_data()), static_cast<T*>(r[0].raw_data()));
+    }
+    if (slow_w) {
+      const Tensor in = dense(si.unpack(), ct);
+      grad_weight_kernel<T>(s, static_cast<const T*>(in.raw_data()), pg, static_cast<T*>(r[1].raw_data()));
+    }
+    if (slow_b) grad_bias_kernel<T>(s, pg, static_cast<T*>(r[2].raw_data()));
+  });
+}
+
+Tensor conv_core(const ConvShape& s, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (!input.is_cpu() || !weight.is_cpu()) return conv_core_cuda(s, input, weight, bias);
+  const ScalarType dt = input.dtype();
+  // bfloat16 stays bfloat16 where oneDNN has fast kernels for it (AVX512-BF16, AMX), as in PyTorch;
+  // otherwise half types compute in float32.
+  const bool native_bf16 = dt == kBFloat16 && onednn_plan<cpu::onednn::ConvForward>(true, s, dt, bias.defined());
+  const ScalarType ct = native_bf16 ? kBFloat16 : compute_dtype(dt);
+  Tensor in = dense(input, ct), w = dense(weight, ct), b = bias.defined() ? dense(bias, ct) : Tensor();
+  Tensor out = make_tensor({s.N, s.Cout, s.g.oH, s.g.oW}, ct);
+  conv_forward_cpu(s, in, w, b, out);
   out = back_to(out, dt);
   if (!autograd::any_requires_grad(input, weight, bias)) return out;
   const bool gi = input.requires_grad(), gw = weight.requires_grad(), gb = bias.defined() && bias.requires_grad();
@@ -212,25 +286,10 @@ Tensor conv_core(const ConvShape& s, const Tensor& input, const Tensor& weight, 
                    [s, si = gw ? SavedTensor(input) : SavedTensor(), sw = gi ? SavedTensor(weight) : SavedTensor(), gi, gw, gb, dt,
                     ct](const TensorList& grads) {
                      OpGuard guard("convolution_backward", grads[0]);
-                     Tensor go = dense(grads[0], ct);
+                     const Tensor go = dense(grads[0], ct);
+                     const bool need[3] = {gi, gw, gb};
                      TensorList r(3);
-                     visit_compute(ct, [&]<typename T>() {
-                       const T* pg = static_cast<const T*>(go.raw_data());
-                       if (gi) {
-                         Tensor w = dense(sw.unpack(), ct);
-                         r[0] = make_tensor({s.N, s.Cin, s.g.H, s.g.W}, ct);
-                         grad_input_kernel<T>(s, pg, static_cast<const T*>(w.raw_data()), static_cast<T*>(r[0].raw_data()));
-                       }
-                       if (gw) {
-                         Tensor in = dense(si.unpack(), ct);
-                         r[1] = make_tensor({s.Cout, s.g.C, s.g.kH, s.g.kW}, ct);
-                         grad_weight_kernel<T>(s, static_cast<const T*>(in.raw_data()), pg, static_cast<T*>(r[1].raw_data()));
-                       }
-                       if (gb) {
-                         r[2] = make_tensor({s.Cout}, ct);
-                         grad_bias_kernel<T>(s, pg, static_cast<T*>(r[2].raw_data()));
-                       }
-                     });
+                     conv_backward_cpu(s, go, si, sw, need, ct, r);
                      for (auto& t : r)
                        if (t.defined()) t = back_to(t, dt);
                      return r;
