@@ -112,6 +112,15 @@ struct IsaKernels {
   // Its backward for one row: gx = exp(x - shift) * scale - wscale * w (w null: - wscale).
   void (*cross_entropy_backward_row_f32)(float* gx, const float* x, const float* w, int64_t n, float shift, float scale,
                                          float wscale);
+
+  // ---- random numbers and dropout (float32, contiguous) ----
+  // out[i] = the (i % 4)-th 24-bit uniform in [0, 1) of Philox4x32-10 block (counter + i / 4, key):
+  // engine/src/philox.h's generator and random.cpp's float conversion, bit for bit.
+  void (*philox_uniform_f32)(float* out, int64_t n, uint64_t counter, uint64_t key);
+  // mask[i] = u[i] < keep; out[i] = x[i] * (mask[i] ? scale : 0).
+  void (*dropout_f32)(float* out, uint8_t* mask, const float* x, const float* u, int64_t n, float keep, float scale);
+  // gx[i] = g[i] * (mask[i] ? scale : 0).
+  void (*dropout_backward_f32)(float* gx, const float* g, const uint8_t* mask, int64_t n, float scale);
 };
 
 // The table of level `c` (compiled in every build; call its functions only at a level the CPU

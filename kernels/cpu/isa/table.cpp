@@ -31,6 +31,9 @@ constinit const IsaKernels kTable{
     .sum_cols_f64 = sum_cols_f64,
     .log_softmax_stats_f32 = log_softmax_stats_f32,
     .cross_entropy_backward_row_f32 = cross_entropy_backward_row_f32,
+    .philox_uniform_f32 = philox_uniform_f32,
+    .dropout_f32 = dropout_f32,
+    .dropout_backward_f32 = dropout_backward_f32,
 };
 
 }  // namespace rt::cpu::RT_CPU_ISA

@@ -32,6 +32,9 @@ void sum_cols_f64(double* acc, const double* x, int64_t rows, int64_t stride, in
 void log_softmax_stats_f32(double* lse, double* wdot, const float* x, const float* w, int64_t rows, int64_t n);
 void cross_entropy_backward_row_f32(float* gx, const float* x, const float* w, int64_t n, float shift, float scale,
                                     float wscale);
+void philox_uniform_f32(float* out, int64_t n, uint64_t counter, uint64_t key);
+void dropout_f32(float* out, uint8_t* mask, const float* x, const float* u, int64_t n, float keep, float scale);
+void dropout_backward_f32(float* gx, const float* g, const uint8_t* mask, int64_t n, float scale);
 
 // This level's table.
 extern const IsaKernels kTable;
