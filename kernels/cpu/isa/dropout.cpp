@@ -15,7 +15,7 @@ using VQ = uint64_t __attribute__((vector_size(kWidth * 4)));  // the same regis
 // The 64-bit products of the low 32 bits of each lane of a and m (pmuludq; GCC would pick AVX-512's slow vpmullq).
 RT_VEC_INLINE VQ mul_even(VQ a, uint32_t m) {
 #if defined(__AVX512F__)
-  return (VQ)_mm512_maskz_mul_epu32(0xff, (__m512i)a, _mm512_set1_epi64(m));  // maskz: GCC 12 warns on the unmasked one
+  return (VQ)_mm512_maskz_mul_epu32(0xff, (__m512i)a, _mm512_set1_epi64(m));  // GCC 12 warns on the unmasked form
 #elif defined(__AVX2__)
   return (VQ)_mm256_mul_epu32((__m256i)a, _mm256_set1_epi64x(m));
 #else
@@ -72,14 +72,16 @@ void dropout_f32(float* out, uint8_t* mask, const float* x, const float* u, int6
     const VI k = load_n(u + i, rem, 1.f) < keep;
     store_n(out + i, load_n(x + i, rem) * select(k, splat(scale), splat(0.f)), rem);  // x * 0: NaN stays NaN
     const VB m = __builtin_convertvector(k & 1, VB);
-    __builtin_memcpy(mask + i, &m, size_t(rem));
+    if (rem == kWidth) __builtin_memcpy(mask + i, &m, sizeof m);  // a constant size: one store
+    else __builtin_memcpy(mask + i, &m, size_t(rem));
   });
 }
 
 void dropout_backward_f32(float* gx, const float* g, const uint8_t* mask, int64_t n, float scale) {
   for_vectors(n, [&](int64_t i, int64_t rem) {
     VB m = {};
-    __builtin_memcpy(&m, mask + i, size_t(rem));
+    if (rem == kWidth) __builtin_memcpy(&m, mask + i, sizeof m);
+    else __builtin_memcpy(&m, mask + i, size_t(rem));
     const VI k = __builtin_convertvector(m, VI) != 0;
     store_n(gx + i, load_n(g + i, rem) * select(k, splat(scale), splat(0.f)), rem);
   });
