@@ -4,6 +4,7 @@
 //   const rt::cpu::IsaKernels& k = rt::cpu::isa_kernels();          // cpu_capability()'s table
 //   k.unary_f32(rt::cpu::VecUnary::Gelu, out, x, n);                // contiguous float32, n elements
 //   k.adam_f32(args, begin, end);                                   // one pass over [begin, end)
+//   k.softmax_rows_f32(y, x, rows, n, /*log=*/false);               // rows of n contiguous elements
 //   rt::cpu::isa_kernels(rt::cpu::CpuCapability::Default);          // a given level (tests, benchmarks)
 //
 // Every function works on plain contiguous arrays and one range of them; the engine splits
@@ -82,6 +83,44 @@ struct IsaKernels {
   void (*adam_f64)(const AdamStepArgs<double>& a, int64_t begin, int64_t end);
   void (*sgd_f32)(const SgdStepArgs<float>& a, int64_t begin, int64_t end);
   void (*sgd_f64)(const SgdStepArgs<double>& a, int64_t begin, int64_t end);
+
+  // ---- rows (float32; a row is n contiguous elements, rows one after another) ----
+  // softmax (log: log_softmax) of each row: max-shifted, the exp-sum in float lanes per 1024
+  // elements added in double.
+  void (*softmax_rows_f32)(float* y, const float* x, int64_t rows, int64_t n, bool log);
+  // softmax: gx = y * (g - sum(g * y)); log_softmax: gx = g - exp(y) * sum(g); y the forward's output.
+  void (*softmax_backward_rows_f32)(float* gx, const float* y, const float* g, int64_t rows, int64_t n, bool log);
+  // The same along a strided dim: columns [0, w) of a block whose element (d, j) is at d * stride + j,
+  // d in [0, n); each column reduced in float.
+  void (*softmax_cols_f32)(float* y, const float* x, int64_t n, int64_t stride, int64_t w, bool log);
+  void (*softmax_backward_cols_f32)(float* gx, const float* y, const float* g, int64_t n, int64_t stride, int64_t w,
+                                    bool log);
+  // layer_norm over rows of d: y = (x - mean) * rstd [* w] [+ b] (w, b may be null), mean and rstd
+  // per row (two-pass variance in float lanes, rstd = 1 / sqrt(var + eps)).
+  void (*layer_norm_rows_f32)(float* y, double* mean, double* rstd, const float* x, const float* w, const float* b,
+                              int64_t rows, int64_t d, float eps);
+  // Its backward: dx (may be null) per row; dw += g * xhat and db += g (each may be null) over the rows.
+  void (*layer_norm_backward_rows_f32)(float* dx, float* dw, float* db, const float* x, const float* w, const float* g,
+                                       const double* mean, const double* rstd, int64_t rows, int64_t d);
+  // acc[c] += x[r * stride + c] for r in [0, rows) in that order, c in [0, cols), in double: the same
+  // bits at every level.
+  void (*sum_cols_f32)(double* acc, const float* x, int64_t rows, int64_t stride, int64_t cols);
+  void (*sum_cols_f64)(double* acc, const double* x, int64_t rows, int64_t stride, int64_t cols);
+  // Cross entropy's forward per row: lse = log(sum(exp(x))) (max-shifted, as softmax_rows_f32 sums),
+  // and, where wdot is not null, wdot = sum(w * x) (w null: sum(x)).
+  void (*log_softmax_stats_f32)(double* lse, double* wdot, const float* x, const float* w, int64_t rows, int64_t n);
+  // Its backward for one row: gx = exp(x - shift) * scale - wscale * w (w null: - wscale).
+  void (*cross_entropy_backward_row_f32)(float* gx, const float* x, const float* w, int64_t n, float shift, float scale,
+                                         float wscale);
+
+  // ---- random numbers and dropout (float32, contiguous) ----
+  // out[i] = the (i % 4)-th 24-bit uniform in [0, 1) of Philox4x32-10 block (counter + i / 4, key):
+  // engine/src/philox.h's generator and random.cpp's float conversion, bit for bit.
+  void (*philox_uniform_f32)(float* out, int64_t n, uint64_t counter, uint64_t key);
+  // mask[i] = u[i] < keep; out[i] = x[i] * (mask[i] ? scale : 0).
+  void (*dropout_f32)(float* out, uint8_t* mask, const float* x, const float* u, int64_t n, float keep, float scale);
+  // gx[i] = g[i] * (mask[i] ? scale : 0).
+  void (*dropout_backward_f32)(float* gx, const float* g, const uint8_t* mask, int64_t n, float scale);
 };
 
 // The table of level `c` (compiled in every build; call its functions only at a level the CPU

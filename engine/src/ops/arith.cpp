@@ -1,4 +1,6 @@
 // add, sub, mul, div, neg and their in-place forms; copy_, fill_; optimizer helpers.
+#include <algorithm>
+#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -277,9 +279,18 @@ Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
 namespace {
 // The CPU kernel of dispatch::fill.
 void fill_cpu(const Tensor& self, const Scalar& value) {
-  cpu::ElementwiseLoop loop = cpu_loop(self, std::vector<Tensor>{});
   visit_dtype(self.dtype(), [&]<typename T>() {
     const T v = value.to<T>();
+    if (self.is_contiguous()) {  // zeros (gradient buffers, view backwards): one memset
+      T* p = static_cast<T*>(self.raw_data());
+      const T zero{};
+      if (std::memcmp(&v, &zero, sizeof(T)) == 0)
+        std::memset(static_cast<void*>(p), 0, size_t(self.numel()) * sizeof(T));
+      else
+        std::fill_n(p, self.numel(), v);
+      return;
+    }
+    cpu::ElementwiseLoop loop = cpu_loop(self, std::vector<Tensor>{});
     loop.run([v](char** p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
     });

@@ -79,9 +79,10 @@ void masked_select_kernel(const Tensor& out, const Tensor& x, const Tensor& mask
     if (s[0] == int64_t(sizeof(T)) && s[1] == int64_t(sizeof(T)) && s[2] == 1) {
       T* o = reinterpret_cast<T*>(p[0]);
       const T* a = reinterpret_cast<const T*>(p[1]);
-      const bool* m = reinterpret_cast<const bool*>(p[2]);
+      const uint8_t* m = reinterpret_cast<const uint8_t*>(p[2]);  // bool bytes: the vectoriser can't widen bool
       const T v = value;
-      for (int64_t i = 0; i < n; ++i) o[i] = pick(m[i] == fill_when, v, a[i]);
+      const uint8_t when = fill_when;
+      for (int64_t i = 0; i < n; ++i) o[i] = pick(m[i] == when, v, a[i]);
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const bool m = *reinterpret_cast<const bool*>(p[2] + i * s[2]);

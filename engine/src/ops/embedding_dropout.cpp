@@ -5,6 +5,7 @@
 #include "op_device.h"
 #include "ops/cpu_view.h"
 #include "inplace.h"
+#include "isa_loops.h"
 #include "nn_rows.h"
 #include "rt/autograd/node.h"
 #include "rt/op_observer.h"
@@ -118,6 +119,69 @@ Tensor dropout_cuda(const Tensor& x, double p) {
     });
   return out;
 }
+// out = x * (mask = u < keep) * scale on the CPU: the per-level kernel (kernels/cpu/isa/dropout.cpp)
+// for contiguous float32, this loop for the other dtypes and layouts.
+void dropout_apply_cpu(const Tensor& out, const Tensor& mask, const Tensor& x, const Tensor& u, double keep,
+                       double scale) {
+  if (x.dtype() == kFloat32 && x.is_contiguous()) {
+    const cpu::IsaKernels& k = cpu::isa_kernels();
+    const float* xp = x.data_ptr<float>();
+    const float* up = u.data_ptr<float>();
+    float* op = out.data_ptr<float>();
+    uint8_t* mp = static_cast<uint8_t*>(mask.raw_data());
+    detail::parallel_ranges(x.numel(), [&](int64_t b, int64_t e) {
+      k.dropout_f32(op + b, mp + b, xp + b, up + b, e - b, float(keep), float(scale));
+    });
+    return;
+  }
+  cpu::ElementwiseLoop loop = cpu_loop(out, {x, u, mask});
+  visit_dtype(x.dtype(), [&]<typename T>() {
+    using C = compute_t<T>;
+    if constexpr (std::is_floating_point_v<C>) {
+      visit_dtype(u.dtype(), [&]<typename U>() {
+        if constexpr (std::is_floating_point_v<U>) {
+          const U thr = U(keep);
+          const C sc = C(scale);
+          loop.run([&](char** ptr, const int64_t* s, int64_t n) {
+            for (int64_t i = 0; i < n; ++i) {
+              const bool k = *reinterpret_cast<const U*>(ptr[2] + i * s[2]) < thr;
+              *reinterpret_cast<bool*>(ptr[3] + i * s[3]) = k;
+              *reinterpret_cast<T*>(ptr[0] + i * s[0]) =
+                  T(C(*reinterpret_cast<const T*>(ptr[1] + i * s[1])) * (k ? sc : C(0)));
+            }
+          });
+        }
+      });
+    }
+  });
+}
+
+// gx = g * mask * scale, likewise.
+void dropout_backward_cpu(const Tensor& gx, const Tensor& g, const Tensor& m, double scale) {
+  if (gx.dtype() == kFloat32 && g.dtype() == kFloat32 && g.is_contiguous()) {
+    const cpu::IsaKernels& k = cpu::isa_kernels();
+    const float* gp = g.data_ptr<float>();
+    const uint8_t* mp = static_cast<const uint8_t*>(m.raw_data());
+    float* o = gx.data_ptr<float>();
+    detail::parallel_ranges(gx.numel(), [&](int64_t b, int64_t e) {
+      k.dropout_backward_f32(o + b, gp + b, mp + b, e - b, float(scale));
+    });
+    return;
+  }
+  cpu::ElementwiseLoop loop = cpu_loop(gx, {g, m});
+  visit_dtype(gx.dtype(), [&]<typename T>() {
+    using C = compute_t<T>;
+    if constexpr (std::is_floating_point_v<C>) {
+      const C sc = C(scale);
+      loop.run([&](char** ptr, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i)
+          *reinterpret_cast<T*>(ptr[0] + i * s[0]) =
+              T(C(*reinterpret_cast<const T*>(ptr[1] + i * s[1])) *
+                (*reinterpret_cast<const bool*>(ptr[2] + i * s[2]) ? sc : C(0)));
+      });
+    }
+  });
+}
 }  // namespace
 
 Tensor dropout(const Tensor& x, double p, bool training) {
@@ -135,43 +199,12 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   Tensor mask = make_tensor(x.sizes(), kBool);
   Tensor out = make_tensor(x.sizes(), x.dtype());
   const double keep = 1.0 - p, scale = 1.0 / keep;
-  cpu::ElementwiseLoop loop = cpu_loop(out, {x, u, mask});
-  visit_dtype(x.dtype(), [&]<typename T>() {
-    using C = compute_t<T>;
-    if constexpr (std::is_floating_point_v<C>) {
-      visit_dtype(udt, [&]<typename U>() {
-        if constexpr (std::is_floating_point_v<U>) {
-          const U thr = U(keep);
-          const C sc = C(scale);
-          loop.run([&](char** ptr, const int64_t* s, int64_t n) {
-            for (int64_t i = 0; i < n; ++i) {
-              const bool k = *reinterpret_cast<const U*>(ptr[2] + i * s[2]) < thr;
-              *reinterpret_cast<bool*>(ptr[3] + i * s[3]) = k;
-              *reinterpret_cast<T*>(ptr[0] + i * s[0]) =
-                  T(C(*reinterpret_cast<const T*>(ptr[1] + i * s[1])) * (k ? sc : C(0)));
-            }
-          });
-        }
-      });
-    }
-  });
+  dropout_apply_cpu(out, mask, x, u, keep, scale);
   if (autograd::any_requires_grad(x))
     autograd::record("NativeDropoutBackward0", {x}, {out}, [scale, sm = SavedTensor(mask)](const TensorList& g) {
       Tensor m = sm.unpack();
       Tensor gx = make_tensor(m.sizes(), g[0].dtype());
-      cpu::ElementwiseLoop loop = cpu_loop(gx, {g[0], m});
-      visit_dtype(gx.dtype(), [&]<typename T>() {
-        using C = compute_t<T>;
-        if constexpr (std::is_floating_point_v<C>) {
-          const C sc = C(scale);
-          loop.run([&](char** ptr, const int64_t* s, int64_t n) {
-            for (int64_t i = 0; i < n; ++i)
-              *reinterpret_cast<T*>(ptr[0] + i * s[0]) =
-                  T(C(*reinterpret_cast<const T*>(ptr[1] + i * s[1])) *
-                    (*reinterpret_cast<const bool*>(ptr[2] + i * s[2]) ? sc : C(0)));
-          });
-        }
-      });
+      dropout_backward_cpu(gx, g[0], m, scale);
       return TensorList{gx};
     });
   return out;

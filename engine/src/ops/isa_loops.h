@@ -4,6 +4,7 @@
 //
 //   const auto& k = cpu::isa_kernels();
 //   detail::parallel_ranges(n, [&](int64_t b, int64_t e) { k.unary_f32(op, out + b, x + b, e - b); });
+//   detail::parallel_row_ranges(rows, n, [&](int64_t r0, int64_t r1) { k.softmax_rows_f32(...); });
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -24,6 +25,21 @@ void parallel_ranges(int64_t n, F&& fn) {
   const int64_t chunks = std::min<int64_t>(nt, (n + cpu::kParallelGrain - 1) / cpu::kParallelGrain);
 #pragma omp parallel for num_threads(int(chunks)) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) fn(n * c / chunks, n * (c + 1) / chunks);
+}
+
+// fn(r0, r1) over rows [0, rows) of `row_elems` elements each: one call below cpu::kParallelGrain
+// elements, else one per thread (for kernels whose rows are independent of each other).
+template <typename F>
+void parallel_row_ranges(int64_t rows, int64_t row_elems, F&& fn) {
+  const int nt = cpu::num_threads();
+  const int64_t work = rows * std::max<int64_t>(row_elems, 1);
+  if (work < cpu::kParallelGrain || nt <= 1 || rows < 2) {
+    if (rows > 0) fn(int64_t(0), rows);
+    return;
+  }
+  const int64_t chunks = std::min<int64_t>({int64_t(nt), rows, (work + cpu::kParallelGrain - 1) / cpu::kParallelGrain});
+#pragma omp parallel for num_threads(int(chunks)) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) fn(rows * c / chunks, rows * (c + 1) / chunks);
 }
 
 }  // namespace rt::detail

@@ -1,7 +1,9 @@
 // Losses: cross_entropy (fused log_softmax + nll), nll_loss, mse_loss, binary_cross_entropy_with_logits.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "../amp/autocast_policy.h"
 #include "composed.h"
@@ -9,6 +11,7 @@
 #include "op_device.h"
 #include "ops/cpu_view.h"
 #include "inplace.h"
+#include "isa_loops.h"
 #include "nn_rows.h"
 #include "pointwise.h"
 #include "rt/autograd/node.h"
@@ -128,10 +131,43 @@ struct ClassLoss {
   bool logits = true;  // cross_entropy (log_softmax fused in) vs nll_loss
 };
 
+// cross_entropy over float32 rows [S, C] at the CPU's level (kernels/cpu/isa/cross_entropy_rows.cpp): per
+// row one read for the max and one for the exp-sum (and sum(w * x) with label smoothing), then the loss
+// from those, with sum_c w_c * logp_c = sum(w * x) - lse * sum(w).
+void cross_entropy_rows_forward(const ClassLoss& P, const float* x, const int64_t* tgt, const float* w, double* loss,
+                                double* wsel, double* lse) {
+  const int64_t Cn = P.L.c, S = P.L.n;
+  const bool smooth = P.eps > 0;
+  std::vector<double> wdot(smooth ? size_t(S) : 0);
+  const cpu::IsaKernels& k = cpu::isa_kernels();
+  detail::parallel_row_ranges(S, Cn, [&](int64_t r0, int64_t r1) {
+    k.log_softmax_stats_f32(lse + r0, smooth ? wdot.data() + r0 : nullptr, x + r0 * Cn, w, r1 - r0, Cn);
+  });
+  double wsum = double(Cn);
+  if (w && smooth) {
+    wsum = 0;
+    for (int64_t c = 0; c < Cn; ++c) wsum += double(w[c]);
+  }
+  for (int64_t s = 0; s < S; ++s) {
+    const int64_t t = tgt[s];
+    if (t == P.ignore) {
+      loss[s] = wsel[s] = lse[s] = 0;
+      continue;
+    }
+    const double wt = w ? double(w[t]) : 1.0;
+    double l = -(1.0 - P.eps) * wt * (double(x[s * Cn + t]) - lse[s]);
+    if (smooth) l -= P.eps / double(Cn) * (wdot[size_t(s)] - lse[s] * wsum);
+    loss[s] = l;
+    wsel[s] = wt;
+  }
+}
+
 // Per-sample loss l_s = (1-eps) * -w_t * logp_t + (eps/C) * -sum_c w_c * logp_c; fills lse for logits.
 template <typename T>
 void class_loss_forward(const ClassLoss& P, const T* x, const int64_t* tgt, const T* w, double* loss, double* wsel,
                         double* lse) {
+  if constexpr (std::is_same_v<T, float>)
+    if (P.logits && P.L.inner == 1) return cross_entropy_rows_forward(P, x, tgt, w, loss, wsel, lse);
   using C = compute_t<T>;
   using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const int64_t Cn = P.L.c, inner = P.L.inner, S = P.L.n * inner;
@@ -177,6 +213,27 @@ void class_loss_backward(const ClassLoss& P, const T* x, const int64_t* tgt, con
   if (w) {
     wsum = 0;
     for (int64_t c = 0; c < Cn; ++c) wsum += double(C(w[c]));
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (P.logits && inner == 1) {  // rows at the CPU's level (kernels/cpu/isa/cross_entropy_rows.cpp)
+      const cpu::IsaKernels& kern = cpu::isa_kernels();
+      detail::parallel_row_ranges(S, Cn, [&](int64_t r0, int64_t r1) {
+        for (int64_t s = r0; s < r1; ++s) {
+          const int64_t t = tgt[s];
+          float* o = gx + s * Cn;
+          if (t == P.ignore) {
+            std::fill(o, o + Cn, 0.f);
+            continue;
+          }
+          const double gs = (g_per_sample ? double(g[s]) : double(g[0])) * g_scale;
+          const double wt = w ? double(w[t]) : 1.0;
+          const float pc = float(((1.0 - P.eps) * wt + k * wsum) * gs);
+          kern.cross_entropy_backward_row_f32(o, x + s * Cn, w, Cn, float(lse[s]), pc, float(k * gs));
+          o[t] -= float((1.0 - P.eps) * wt * gs);
+        }
+      });
+      return;
+    }
   }
   parallel_for(S, S * Cn, [&](int64_t s) {
     const int64_t t = tgt[s];

@@ -2,6 +2,7 @@
 // cpu_matmul.cpp (OpenBLAS), on a GPU cuBLAS (engine/src/cuda/ops_nn.cpp).
 #include "../amp/autocast_policy.h"
 #include "cpu/gemm.h"
+#include "ops/column_sums.h"
 #include "ops/cpu_view.h"
 #include "dispatch_stubs.h"
 #include "device_copy.h"
@@ -298,7 +299,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
                } else {
                  Tensor gc = contiguous(g2);
                  grads[2] = make_tensor({out_f}, gc.dtype());
-                 cpu::sum_rows(cpu_view(grads[2]), cpu_view(gc));
+                 if (rows > 1 && (gc.dtype() == kFloat32 || gc.dtype() == kFloat64))  // vectorised, ops/column_sums.h
+                   detail::column_sums(gc, {rows, out_f}, grads[2], 1.0);
+                 else
+                   cpu::sum_rows(cpu_view(grads[2]), cpu_view(gc));
                }
              }
              return grads;

@@ -7,6 +7,7 @@
 #include "device_copy.h"
 #include "cpu/loops.h"
 #include "inplace.h"
+#include "isa_loops.h"
 #include "nn_rows.h"
 #include "rt/autograd/grad_mode.h"
 #include "rt/autograd/node.h"
@@ -37,6 +38,13 @@ void check_param(const char* op, const char* name, const Tensor& p, const Shape&
 template <typename T>
 void layer_norm_forward(const T* x, const T* w, const T* b, T* y, double* mean, double* rstd, int64_t M, int64_t D,
                         double eps) {
+  if constexpr (std::is_same_v<T, float>) {  // the per-level row kernel (kernels/cpu/isa/layer_norm_rows.cpp)
+    const cpu::IsaKernels& k = cpu::isa_kernels();
+    detail::parallel_row_ranges(M, D, [&](int64_t r0, int64_t r1) {
+      k.layer_norm_rows_f32(y + r0 * D, mean + r0, rstd + r0, x + r0 * D, w, b, r1 - r0, D, float(eps));
+    });
+    return;
+  }
   using C = compute_t<T>;
   using A = acc_t<T>;
   parallel_for(M, M * D, [&](int64_t r) {
@@ -78,6 +86,12 @@ void layer_norm_backward(const T* x, const T* w, const T* g, const double* mean,
   std::vector<A> part(params ? size_t(chunks * 2 * D) : 0, A(0));
   parallel_for(chunks, M * D, [&](int64_t c) {
     A* pw = params ? part.data() + c * 2 * D : nullptr;
+    if constexpr (std::is_same_v<T, float>) {  // the per-level row kernel
+      const int64_t r0 = c * kRows, n = std::min(M, r0 + kRows) - r0;
+      cpu::isa_kernels().layer_norm_backward_rows_f32(dx ? dx + r0 * D : nullptr, pw, pw ? pw + D : nullptr, x + r0 * D,
+                                                      w, g + r0 * D, mean + r0, rstd + r0, n, D);
+      return;
+    }
     for (int64_t r = c * kRows, re = std::min(M, (c + 1) * kRows); r < re; ++r) {
       const T* xr = x + r * D;
       const T* gr = g + r * D;

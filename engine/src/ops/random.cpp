@@ -5,6 +5,7 @@
 // random bits from counter offset + i / k: k = 4 values per counter from 32-bit words (k = 2
 // where a value takes 64 bits: float64 outputs, randint, and randperm's swaps). The values
 // therefore depend only on the seed and the sequence of calls, never on the thread count.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -13,6 +14,7 @@
 #include "cpu/loops.h"
 #include "../philox.h"
 #include "inplace.h"
+#include "isa_loops.h"
 #include "rt/autograd/node.h"
 #include "rt/generator.h"
 #include "rt/op_observer.h"
@@ -82,8 +84,26 @@ void require_floating_dtype(ScalarType dt, const char* op, const char* hint) {
                      module_context() + ". Hint: " + hint);
 }
 
+// float32 uniforms at the CPU's instruction-set level (kernels/cpu/isa/dropout.cpp): the values of
+// the loop below, kWidth Philox counters at a time.
+void fill_uniform_f32(float* p, int64_t n, double low, double high) {
+  if (n <= 0) return;
+  Generator& gen = default_generator();
+  const uint64_t key = gen.seed();
+  const int64_t blocks = (n + 3) / 4;
+  const uint64_t offset = gen.reserve(uint64_t(blocks));
+  const cpu::IsaKernels& k = cpu::isa_kernels();
+  detail::parallel_row_ranges(blocks, 4, [&](int64_t b0, int64_t b1) {
+    const int64_t end = std::min(n, 4 * b1);
+    k.philox_uniform_f32(p + 4 * b0, end - 4 * b0, offset + uint64_t(b0), key);
+    if (low != 0.0 || high != 1.0)  // the uniform is exact in float, so this rounds as the loop below does
+      for (int64_t i = 4 * b0; i < end; ++i) p[i] = float(low + (high - low) * double(p[i]));
+  });
+}
+
 // Fills contiguous t with low + (high - low) * U[0, 1).
 void fill_uniform_cpu(const Tensor& t, double low, double high) {
+  if (t.dtype() == kFloat32) return fill_uniform_f32(static_cast<float*>(t.raw_data()), t.numel(), low, high);
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       T* p = static_cast<T*>(t.raw_data());

@@ -5,6 +5,7 @@
 
 #include "../amp/autocast_policy.h"
 #include "composed.h"
+#include "ops/column_sums.h"
 #include "reduce_cuda.h"
 #include "reduce_rows.h"
 #include "rt/autograd/node.h"
@@ -118,6 +119,11 @@ Tensor mean(const Tensor& t, const Shape& dims, bool keepdim) {
   Tensor out;
   if (!t.is_cpu()) {
     std::tie(out, plan) = detail::cuda_reduce(dispatch::ReduceOp::Mean, t, dims, keepdim, t.dtype(), "mean");
+  } else if (const cpu::ReducePlan shape = detail::ReducePlan::describe(t, dims, keepdim, "mean");
+             auto cols = detail::column_layout(t, shape)) {  // leading dims: read in place (ops/column_sums.h)
+    out = make_tensor(shape.out_shape, t.dtype());
+    detail::column_sums(t, *cols, out, double(cols->rows));
+    plan = shape;
   } else {
     detail::ReducePlan rows = detail::ReducePlan::make(t, dims, keepdim, "mean");
     out = make_tensor(rows.out_shape, t.dtype());

@@ -1,4 +1,5 @@
-// softmax and log_softmax along one dim: fused, max-shifted forward and fused backward.
+// softmax and log_softmax along one dim: fused, max-shifted forward and fused backward; float32 runs
+// the per-level row kernels (kernels/cpu/isa/softmax_rows.cpp), the other dtypes the loops below.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 #include "op_device.h"
 #include "cpu/loops.h"
 #include "inplace.h"
+#include "isa_loops.h"
 #include "nn_rows.h"
 #include "pointwise.h"
 #include "rt/autograd/node.h"
@@ -183,17 +185,50 @@ void softmax_backward(const T* y, const T* g, T* gx, const DimLayout& L, bool lo
   });
 }
 
+// float32 at the CPU's instruction-set level (kernels/cpu/isa_kernels.h): rows across threads along
+// the last dim, blocks of kBlock columns along another.
+void softmax_forward_f32(const float* x, float* y, const DimLayout& L, bool log) {
+  const cpu::IsaKernels& k = cpu::isa_kernels();
+  if (L.inner == 1) {
+    detail::parallel_row_ranges(L.outer, L.n, [&](int64_t r0, int64_t r1) {
+      k.softmax_rows_f32(y + r0 * L.n, x + r0 * L.n, r1 - r0, L.n, log);
+    });
+    return;
+  }
+  for_each_block(L, [&](int64_t o, int64_t i0, int64_t i1) {
+    const int64_t base = o * L.n * L.inner + i0;
+    k.softmax_cols_f32(y + base, x + base, L.n, L.inner, i1 - i0, log);
+  });
+}
+void softmax_backward_f32(const float* y, const float* g, float* gx, const DimLayout& L, bool log) {
+  const cpu::IsaKernels& k = cpu::isa_kernels();
+  if (L.inner == 1) {
+    detail::parallel_row_ranges(L.outer, L.n, [&](int64_t r0, int64_t r1) {
+      const int64_t b = r0 * L.n;
+      k.softmax_backward_rows_f32(gx + b, y + b, g + b, r1 - r0, L.n, log);
+    });
+    return;
+  }
+  for_each_block(L, [&](int64_t o, int64_t i0, int64_t i1) {
+    const int64_t base = o * L.n * L.inner + i0;
+    k.softmax_backward_cols_f32(gx + base, y + base, g + base, L.n, L.inner, i1 - i0, log);
+  });
+}
+
 // The CPU kernels of dispatch::softmax and dispatch::softmax_backward: x, y and grad contiguous in out's dtype.
 void softmax_cpu(const Tensor& out, const Tensor& x, int64_t dim, bool log) {
   const DimLayout L(x.sizes(), dim);
   visit_float(x.dtype(), log ? "log_softmax" : "softmax", [&]<typename T>() {
-    softmax_forward<T>(x.data_ptr<T>(), out.data_ptr<T>(), L, log);
+    if constexpr (std::is_same_v<T, float>) softmax_forward_f32(x.data_ptr<T>(), out.data_ptr<T>(), L, log);
+    else softmax_forward<T>(x.data_ptr<T>(), out.data_ptr<T>(), L, log);
   });
 }
 void softmax_backward_cpu(const Tensor& gx, const Tensor& y, const Tensor& grad, int64_t dim, bool log) {
   const DimLayout L(y.sizes(), dim);
   visit_float(y.dtype(), log ? "log_softmax_backward" : "softmax_backward", [&]<typename T>() {
-    softmax_backward<T>(y.data_ptr<T>(), grad.data_ptr<T>(), gx.data_ptr<T>(), L, log);
+    if constexpr (std::is_same_v<T, float>)
+      softmax_backward_f32(y.data_ptr<T>(), grad.data_ptr<T>(), gx.data_ptr<T>(), L, log);
+    else softmax_backward<T>(y.data_ptr<T>(), grad.data_ptr<T>(), gx.data_ptr<T>(), L, log);
   });
 }
 RT_REGISTER_KERNEL(dispatch::softmax, DeviceType::CPU, softmax_cpu);

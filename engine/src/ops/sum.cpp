@@ -4,6 +4,7 @@
 
 #include "../amp/autocast_policy.h"
 #include "cpu/loops.h"
+#include "ops/column_sums.h"
 #include "ops/reduce_plan.h"
 #include "reduce_cuda.h"
 #include "rt/autograd/node.h"
@@ -51,6 +52,15 @@ Tensor sum(const Tensor& t, const Shape& dims, bool keepdim) {
     auto [out, plan] = detail::cuda_reduce(dispatch::ReduceOp::Sum, t, dims, keepdim, out_dtype, "sum");
     record_sum_backward(t, out, plan.kept_shape);
     return out;
+  }
+  if (is_floating(t.dtype())) {
+    const cpu::ReducePlan shape = detail::ReducePlan::describe(t, dims, keepdim, "sum");
+    if (auto cols = detail::column_layout(t, shape)) {  // leading dims: read in place (ops/column_sums.h)
+      Tensor out = make_tensor(shape.out_shape, out_dtype);
+      detail::column_sums(t, *cols, out, 1.0);
+      record_sum_backward(t, out, shape.kept_shape);
+      return out;
+    }
   }
   auto plan = detail::ReducePlan::make(t, dims, keepdim, "sum");
   Tensor out = make_tensor(plan.out_shape, out_dtype);

@@ -49,6 +49,44 @@ RT_VEC_INLINE VF copysign(VF magnitude, VF sign) {
   return (VF)(((VI)magnitude & 0x7fffffff) | ((VI)sign & int32_t(0x80000000u)));
 }
 
+// The first `rem` lanes true (rem in [0, kWidth]).
+RT_VEC_INLINE VI lanes_below(int64_t rem) {
+  int32_t idx[kWidth];
+  for (int i = 0; i < kWidth; ++i) idx[i] = i;
+  VI v;
+  __builtin_memcpy(&v, idx, sizeof v);
+  return v < int32_t(rem);
+}
+// The first `rem` elements of p, the other lanes `fill` (reads only p[0, rem)).
+RT_VEC_INLINE VF load_tail(const float* p, int64_t rem, float fill) {
+  float buf[kWidth];
+  for (int i = 0; i < kWidth; ++i) buf[i] = fill;
+  __builtin_memcpy(buf, p, size_t(rem) * 4);
+  return load(buf);
+}
+// Writes the first `rem` lanes of v to p.
+RT_VEC_INLINE void store_tail(float* p, VF v, int64_t rem) {
+  float buf[kWidth];
+  store(buf, v);
+  __builtin_memcpy(p, buf, size_t(rem) * 4);
+}
+RT_VEC_INLINE VF vmax(VF a, VF b) { return select(a > b, a, b); }  // b where either is NaN
+// The lanes combined as a balanced tree, halves first: the same order at every width.
+RT_VEC_INLINE float hsum(VF v) {
+  float a[kWidth];
+  store(a, v);
+  for (int w = kWidth / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) a[i] += a[i + w];
+  return a[0];
+}
+RT_VEC_INLINE float hmax(VF v) {
+  float a[kWidth];
+  store(a, v);
+  for (int w = kWidth / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) a[i] = a[i] > a[i + w] ? a[i] : a[i + w];
+  return a[0];
+}
+
 // exp and log: SLEEF's 1.0-ulp functions at this level's width (SSE4.1 for the x86-64-v2 default).
 #if defined(__AVX512F__)
 RT_VEC_INLINE VF vexp(VF x) { return (VF)Sleef_expf16_u10avx512f((__m512)x); }
@@ -134,6 +172,55 @@ RT_VEC_INLINE void map2_f32(float* z, const float* x, const float* y, int64_t n,
     store(bx, f(load(bx), load(by)));
     __builtin_memcpy(z + i, bx, size_t(n - i) * 4);
   }
+}
+
+// ---- rows ---------------------------------------------------------------------------------
+inline constexpr float kNegInf = -__builtin_inff();
+
+// The largest of x[0, n) (-inf for n == 0). NaN is skipped here; callers let it reach their sums.
+RT_VEC_INLINE float row_max(const float* x, int64_t n) {
+  VF m0 = splat(kNegInf), m1 = m0;
+  int64_t i = 0;
+  for (; i + 2 * kWidth <= n; i += 2 * kWidth) m0 = vmax(load(x + i), m0), m1 = vmax(load(x + i + kWidth), m1);
+  for (; i + kWidth <= n; i += kWidth) m0 = vmax(load(x + i), m0);
+  if (i < n) m1 = vmax(load_tail(x + i, n - i, kNegInf), m1);
+  return hmax(vmax(m0, m1));
+}
+
+// Sum over i in [0, n) of term(i, rem), which gives the terms of elements [i, i + rem) in its first
+// rem lanes (rem == kWidth but at the tail) and 0 in the others: float lanes over 1024-element chunks,
+// the chunk sums added in double (engine/src/ops/softmax.cpp's row_sum, vectorised).
+inline constexpr int64_t kRowSumChunk = 1024;
+template <typename Term>
+RT_VEC_INLINE double row_sum(int64_t n, Term term) {
+  double total = 0;
+  for (int64_t c = 0; c < n; c += kRowSumChunk) {
+    const int64_t end = c + kRowSumChunk < n ? c + kRowSumChunk : n;
+    VF s0 = splat(0.f), s1 = s0;
+    int64_t i = c;
+    for (; i + 2 * kWidth <= end; i += 2 * kWidth)
+      s0 += term(i, int64_t(kWidth)), s1 += term(i + kWidth, int64_t(kWidth));
+    for (; i + kWidth <= end; i += kWidth) s0 += term(i, int64_t(kWidth));
+    if (i < end) s1 += term(i, end - i);
+    total += double(hsum(s0 + s1));
+  }
+  return total;
+}
+
+// f(i, rem) over [0, n) in vectors, rem < kWidth only for the last one.
+template <typename F>
+RT_VEC_INLINE void for_vectors(int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) f(i, int64_t(kWidth));
+  if (i < n) f(i, n - i);
+}
+// Loads / stores rem lanes (all of them when rem == kWidth).
+RT_VEC_INLINE VF load_n(const float* p, int64_t rem, float fill = 0.f) {
+  return rem == kWidth ? load(p) : load_tail(p, rem, fill);
+}
+RT_VEC_INLINE void store_n(float* p, VF v, int64_t rem) {
+  if (rem == kWidth) store(p, v);
+  else store_tail(p, v, rem);
 }
 
 }  // namespace rt::cpu::RT_CPU_ISA
