@@ -16,23 +16,14 @@
 #include "rt/cpu_capability.h"
 #include "rt/optim/functional.h"
 #include "rt/rt.h"
+#include "cpu_levels.h"
 #include "testing.h"
 
 using rt::cpu::CpuCapability;
+using rt::testing::LevelGuard;
+using rt::testing::supported_levels;
 
 namespace {
-
-std::vector<CpuCapability> supported_levels() {
-  std::vector<CpuCapability> r;
-  for (int c = 0; c <= int(rt::cpu::highest_supported_capability()); ++c) r.push_back(CpuCapability(c));
-  return r;
-}
-
-// Restores the level the process chose when a test that forces one ends.
-struct LevelGuard {
-  CpuCapability saved = rt::cpu::cpu_capability();
-  ~LevelGuard() { rt::cpu::set_cpu_capability(saved); }
-};
 
 // Distance in float ulps of the reference (at its magnitude) between got and ref.
 double ulps(float got, double ref) {

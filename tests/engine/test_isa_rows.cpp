@@ -14,24 +14,16 @@
 #include "philox.h"
 #include "rt/parallel.h"
 #include "rt/rt.h"
+#include "cpu_levels.h"
 #include "testing.h"
 
 using rt::cpu::CpuCapability;
+using rt::testing::LevelGuard;
+using rt::testing::supported_levels;
 
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-std::vector<CpuCapability> supported_levels() {
-  std::vector<CpuCapability> r;
-  for (int c = 0; c <= int(rt::cpu::highest_supported_capability()); ++c) r.push_back(CpuCapability(c));
-  return r;
-}
-
-struct LevelGuard {
-  CpuCapability saved = rt::cpu::cpu_capability();
-  ~LevelGuard() { rt::cpu::set_cpu_capability(saved); }
-};
 
 struct ThreadGuard {
   int saved = rt::get_num_threads();
