@@ -159,6 +159,15 @@ class Optimizer:
                         self._update(p, group)
         return loss
 
+    def _step_each_group(self, closure):
+        """step() of an optimizer that updates a whole group in one fused call: runs `closure` (with grad), then
+        self._update_group(group) without grad for every group; returns the loss."""
+        loss = self._run_closure(closure)
+        with rt.no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
     @staticmethod
     def _run_closure(closure):
         if closure is None:

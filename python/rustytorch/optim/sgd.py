@@ -33,11 +33,7 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = self._run_closure(closure)
-        with rt.no_grad():
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
+        return self._step_each_group(closure)
 
     def _update_group(self, group):
         """One _fused_sgd_ call for the group (rt::optim::fused_sgd_): one op and one pass."""
