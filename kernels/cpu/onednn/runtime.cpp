@@ -22,9 +22,15 @@ dnnl::stream& thread_stream() {
 }
 
 // oneDNN's OpenMP runtime uses the calling thread's omp_get_max_threads(); rt::set_num_threads set it
-// only on the thread that called it (backward may run on another).
+// only on the thread that called it (backward may run on another). Under ThreadSanitizer oneDNN runs on
+// the calling thread alone, as the engine's own loops do in that tree (rt_openmp in CMakeLists.txt):
+// TSan cannot see libgomp's barriers, so oneDNN's workers' memsets would read as races.
 void match_thread_count() {
+#if defined(__SANITIZE_THREAD__)
+  const int want = 1;
+#else
   const int want = num_threads();
+#endif
   if (omp_get_max_threads() != want) omp_set_num_threads(want);
 }
 }  // namespace
