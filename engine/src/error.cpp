@@ -4,7 +4,7 @@
 
 namespace rt {
 
-std::string format_shape(const std::vector<int64_t>& shape) {
+std::string format_shape(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";

@@ -6,6 +6,7 @@
 
 #include "autograd/autograd_meta.h"
 #include "cuda/backend.h"
+#include "memory/tensor_block.h"
 #include "rt/autograd/engine.h"
 #include "rt/op_observer.h"
 #include "rt/ops/creation.h"
@@ -61,8 +62,16 @@ Tensor make_tensor(const Shape& shape, ScalarType dtype, Allocator* allocator) {
   for (int64_t s : shape)
     if (s < 0) throw ValueError("cannot create a tensor with negative size in shape " + format_shape(shape));
   check_numel_fits(shape, element_size(dtype));
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(size_t(numel_of(shape)) * element_size(dtype), allocator);
+  if (!allocator) allocator = cpu_allocator();
+  // Note [One allocation per tensor] (memory/tensor_block.h).
+  detail::TensorBlock::Ref block = detail::TensorBlock::create();
+  auto storage = std::allocate_shared<StorageImpl>(detail::BlockAllocator<StorageImpl>(block.get()));
+  storage->nbytes = size_t(numel_of(shape)) * element_size(dtype);
+  storage->data = allocator->allocate(storage->nbytes);
+  storage->device = allocator->device();
+  storage->allocator = allocator;
+  auto impl = std::allocate_shared<TensorImpl>(detail::BlockAllocator<TensorImpl>(block.get()));
+  impl->storage = Storage(std::move(storage));
   impl->sizes = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

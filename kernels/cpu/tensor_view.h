@@ -19,12 +19,9 @@
 #include "rt/dtype.h"
 #include "rt/error.h"
 #include "rt/export.h"
+#include "rt/shape.h"
 
 RT_API_BEGIN
-
-namespace rt {
-using Shape = std::vector<int64_t>;  // the same alias as rt/tensor.h's
-}
 
 namespace rt::cpu {
 

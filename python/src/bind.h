@@ -167,6 +167,9 @@ void bind_process_groups(py::module_& dist);  // _C._dist's groups and collectiv
 
 namespace pybind11::detail {
 
+// rt::Shape converts like the std::vector<int64_t> it replaced: any sequence of ints in, a list out.
+template <> struct type_caster<rt::Shape> : list_caster<rt::Shape, int64_t> {};
+
 template <> struct type_caster<rt::Tensor> {
   PYBIND11_TYPE_CASTER(rt::Tensor, const_name("Tensor"));
   bool load(handle src, bool) {

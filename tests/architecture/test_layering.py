@@ -1,7 +1,7 @@
 """Dependencies point one way (docs/architecture.md): a file may include headers of its own layer and
 the layers below it, never one above.
 
-    core (rt/dtype.h, rt/device.h, rt/scalar.h, rt/error.h) < kernels/ < engine/ < profiler/ < remote/
+    core (rt/dtype.h, rt/device.h, rt/scalar.h, rt/error.h, rt/shape.h) < kernels/ < engine/ < profiler/ < remote/
         < plugins/host/ < visualizers/ < python/ < app/          (tests/, bench/, samples/ may include anything)
 
 The plugin ABI (plugins/include/) includes nothing of ours; the plugins shipped in plugins/<name>/ may include
@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(os.environ.get("RT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 
-CORE_HEADERS = {f"engine/include/rt/{name}" for name in ("dtype.h", "device.h", "scalar.h", "error.h", "export.h")}
+CORE_HEADERS = {f"engine/include/rt/{name}" for name in ("dtype.h", "device.h", "scalar.h", "error.h", "export.h", "shape.h")}
 # (name, rank, folders): a file belongs to the first layer whose folder holds it.
 LAYERS = [
     ("kernels", 1, ["kernels"]),

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "rt/export.h"
+#include "rt/shape.h"
 
 RT_API_BEGIN
 
@@ -36,7 +37,7 @@ class NotImplementedError : public Error { using Error::Error; };
 class AutogradError : public Error { using Error::Error; };    // graph misuse, in-place after save
 class InterruptedError : public Error { using Error::Error; }; // cancelled via rt::request_cancel()
 
-std::string format_shape(const std::vector<int64_t>& shape);  // "[2, 3]"
+std::string format_shape(const Shape& shape);  // "[2, 3]"
 
 // " (in module 'net.fc1')" or "" when no module is running.
 std::string module_context();

@@ -38,6 +38,8 @@ class Storage {
   static Storage allocate(size_t nbytes, Allocator* alloc = nullptr);
   // Wraps memory owned elsewhere; `deleter(data)` runs when the last view dies.
   static Storage external(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter);
+  // Adopts a StorageImpl built by the caller (make_tensor builds one beside its TensorImpl).
+  explicit Storage(std::shared_ptr<StorageImpl> impl) noexcept : impl_(std::move(impl)) {}
 
   void* data() const { return impl_ ? impl_->data : nullptr; }
   size_t nbytes() const { return impl_ ? impl_->nbytes : 0; }

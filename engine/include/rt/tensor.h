@@ -24,13 +24,13 @@
 #include "rt/error.h"
 #include "rt/export.h"
 #include "rt/scalar.h"
+#include "rt/shape.h"
 #include "rt/storage.h"
 
 RT_API_BEGIN
 
 namespace rt {
 
-using Shape = std::vector<int64_t>;
 class Tensor;
 using TensorList = std::vector<Tensor>;
 
