@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "bind.h"
+#include "rt/ops/linear_pointwise.h"
 
 namespace rtpy {
 
@@ -64,6 +65,22 @@ void bind_nn_ops(py::module_& m) {
           return run_sized(x.numel() + w.numel(), [&] { return rt::linear(x, w, bias); });
         },
         py::arg("input"), py::arg("weight"), py::arg("bias") = py::none());
+  // nn.Sequential's Linear + activation (rt/ops/linear_pointwise.h), each part in its module's scope (the
+  // children's _scope_name); activation as rt::linear_activation_from_name.
+  m.def("_linear_pointwise",
+        [](const rt::Tensor& x, const rt::Tensor& w, py::handle b, const std::string& activation,
+           const std::string& approximate, const std::string& linear_scope, const std::string& activation_scope) {
+          const auto act = rt::linear_activation_from_name(activation, approximate);
+          if (!act)
+            throw py::value_error("_linear_pointwise: activation '" + activation + "' (approximate '" + approximate +
+                                  "') is not one of relu, gelu (none or tanh), silu, sigmoid, tanh");
+          rt::Tensor bias = optional_tensor(b);
+          return run_sized(x.numel() + w.numel(), [&] {
+            return rt::linear_pointwise(x, w, bias, *act, {linear_scope, activation_scope});
+          });
+        },
+        py::arg("input"), py::arg("weight"), py::arg("bias"), py::arg("activation"), py::arg("approximate") = "none",
+        py::arg("linear_scope") = "", py::arg("activation_scope") = "");
   m.def("conv1d",
         [](const rt::Tensor& x, const rt::Tensor& w, py::handle b, py::handle stride, py::handle padding,
            py::handle dilation, int64_t groups) {

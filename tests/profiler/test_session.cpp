@@ -103,7 +103,8 @@ TEST_CASE("a training step records every op with nesting, shapes, module and thr
   const auto relus = ops_named(d, "relu");
   REQUIRE(relus.size() == 1);
   CHECK(text(d, relus[0]->module) == "net.1");
-  CHECK(text(d, relus[0]->input_shapes) == "[[2, 8]]");
+  // Sequential runs Linear + ReLU as rt::linear_pointwise: the relu op adds the Linear's bias, its second input.
+  CHECK(text(d, relus[0]->input_shapes) == "[[2, 8], [8]]");
   REQUIRE(ops_named(d, "cross_entropy").size() == 1);
 
   // The user range encloses the forward ops: they are its descendants.

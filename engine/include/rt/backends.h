@@ -3,6 +3,7 @@
 //   rt::backends::mkldnn::set_enabled(false);   // CPU conv2d/conv1d back on im2col + GEMM, avg_pool2d on loops
 //   bool on = rt::backends::mkldnn::enabled();  // at start-up: RT_ONEDNN=0 off, unset or 1 on
 //   std::string v = rt::backends::mkldnn::version();   // "2.6.3 (OpenMP, avx512_core_amx)"
+//   rt::backends::cpu::set_fuse_linear_activation(false);  // nn::Sequential runs Linear, then ReLU
 //
 // mkldnn is oneDNN, PyTorch's name for it. While enabled, float32 CPU convolutions (forward, input,
 // weight and bias gradients; bfloat16 ones in bfloat16 where the CPU has fast kernels for it, else in
@@ -28,5 +29,15 @@ void set_enabled(bool enabled);
 std::string version();      // oneDNN's version, threading runtime and instruction set in use
 
 }  // namespace rt::backends::mkldnn
+
+// Whether nn::Sequential (C++ and Python) runs a Linear and the activation after it as one
+// rt::linear_pointwise (rt/ops/linear_pointwise.h). On by default; RT_FUSE_LINEAR_ACTIVATION=0 in the
+// environment starts a process with it off. Process-wide, read at each Sequential forward.
+namespace rt::backends::cpu {
+
+bool fuse_linear_activation();
+void set_fuse_linear_activation(bool on);
+
+}  // namespace rt::backends::cpu
 
 RT_API_END

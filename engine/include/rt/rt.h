@@ -33,6 +33,7 @@
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
 #include "rt/ops/linalg.h"
+#include "rt/ops/linear_pointwise.h"
 #include "rt/ops/nn_functional.h"
 #include "rt/ops/reduce.h"
 #include "rt/ops/scan.h"

@@ -2,6 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <typeinfo>
+
+#include "rt/backends.h"
+#include "rt/nn/activation.h"
+#include "rt/nn/linear.h"
+#include "rt/ops/linear_pointwise.h"
+
 namespace rt::nn {
 
 namespace {
@@ -47,9 +55,40 @@ std::shared_ptr<Module> Sequential::operator[](size_t i) const {
   return named_children()[i].second;
 }
 
+namespace {
+
+// The activation a module computes when it is exactly one of the fusable kinds (a subclass may
+// override forward, so only the classes themselves count).
+std::optional<LinearActivation> fusable_activation(const Module& m) {
+  const std::type_info& t = typeid(m);
+  if (t == typeid(ReLU)) return LinearActivation::Relu;
+  if (t == typeid(SiLU)) return LinearActivation::Silu;
+  if (t == typeid(Sigmoid)) return LinearActivation::Sigmoid;
+  if (t == typeid(Tanh)) return LinearActivation::Tanh;
+  if (t == typeid(GELU)) return linear_activation_from_name("gelu", static_cast<const GELU&>(m).approximate);
+  return std::nullopt;
+}
+
+}  // namespace
+
 Tensor Sequential::forward(const Tensor& x) {
   Tensor y = x;
-  for (const auto& c : named_children()) y = (*c.second)(y);
+  const auto& children = named_children();
+  const bool fuse = backends::cpu::fuse_linear_activation();
+  for (size_t i = 0; i < children.size(); ++i) {
+    Module& m = *children[i].second;
+    // A shape the layer rejects goes through Linear::forward, for its error message.
+    if (fuse && i + 1 < children.size() && typeid(m) == typeid(Linear) && y.dim() > 0 &&
+        y.size(-1) == static_cast<const Linear&>(m).in_features) {
+      if (auto act = fusable_activation(*children[i + 1].second)) {  // rt/ops/linear_pointwise.h
+        const auto& fc = static_cast<const Linear&>(m);
+        y = linear_pointwise(y, fc.weight, fc.bias, *act, {fc.scope_name(), children[i + 1].second->scope_name()});
+        ++i;
+        continue;
+      }
+    }
+    y = m(y);
+  }
   return y;
 }
 

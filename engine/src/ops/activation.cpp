@@ -3,6 +3,7 @@
 #include <string>
 
 #include "../amp/autocast_policy.h"
+#include "activation_backward.h"
 #include "pointwise.h"
 #include "rt/ops/elementwise.h"
 
@@ -22,12 +23,54 @@ constexpr double kSqrt2_Pi = 0.79788456080286535588;    // sqrt(2 / pi)
 constexpr double kGeluKappa = 0.044715;
 }  // namespace
 
+namespace detail {
+
+void record_relu_backward(const Tensor& in, const Tensor& out) {
+  record_unary("ReluBackward0", "threshold_backward", in, out, out,
+               [](auto g, auto r) { return r > decltype(r)(0) ? g : decltype(g)(0); },
+               DeviceUnaryBackward{dispatch::UnaryBackwardOp::Threshold});
+}
+
+void record_sigmoid_backward(const Tensor& in, const Tensor& out) {
+  record_unary("SigmoidBackward0", "sigmoid_backward", in, out, out,
+               [](auto g, auto s) { return g * s * (decltype(s)(1) - s); },
+               DeviceUnaryBackward{dispatch::UnaryBackwardOp::Sigmoid});
+}
+
+void record_gelu_backward(const Tensor& in, const Tensor& out, bool tanh_approximation) {
+  if (!tanh_approximation) {
+    record_unary("GeluBackward0", "gelu_backward", in, out, in, [](auto g, auto x) __attribute__((always_inline)) {
+      using C = decltype(x);
+      const C cdf = C(0.5) * (C(1) + verf(x * C(kSqrt1_2)));
+      const C pdf = vexp(C(-0.5) * x * x) * C(kInvSqrt2Pi);
+      return g * (cdf + x * pdf);
+    }, DeviceUnaryBackward{dispatch::UnaryBackwardOp::Gelu});
+    return;
+  }
+  record_unary("GeluBackward0", "gelu_backward", in, out, in, [](auto g, auto x) __attribute__((always_inline)) {
+    using C = decltype(x);
+    const C x2 = x * x;
+    const C t = vtanh(C(kSqrt2_Pi) * (x + C(kGeluKappa) * x2 * x));
+    const C left = C(0.5) * (C(1) + t);
+    const C right = C(0.5) * x * (C(1) - t * t) * C(kSqrt2_Pi) * (C(1) + C(3 * kGeluKappa) * x2);
+    return g * (left + right);
+  }, DeviceUnaryBackward{dispatch::UnaryBackwardOp::GeluTanh});
+}
+
+void record_silu_backward(const Tensor& in, const Tensor& out) {
+  record_unary("SiluBackward0", "silu_backward", in, out, in, [](auto g, auto x) __attribute__((always_inline)) {
+    using C = decltype(x);
+    const C s = vsigmoid(x);
+    return g * s * (C(1) + x * (C(1) - s));
+  }, DeviceUnaryBackward{dispatch::UnaryBackwardOp::Silu});
+}
+
+}  // namespace detail
+
 Tensor sigmoid(const Tensor& a) {
   OpGuard guard("sigmoid", a);
   Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return vsigmoid(x); }, detail::DeviceUnary{dispatch::UnaryOp::Sigmoid});
-  if (autograd::any_requires_grad(a))
-    record_unary("SigmoidBackward0", "sigmoid_backward", a, out, out,
-                 [](auto g, auto s) { return g * s * (decltype(s)(1) - s); }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Sigmoid});
+  if (autograd::any_requires_grad(a)) detail::record_sigmoid_backward(a, out);
   return out;
 }
 
@@ -36,9 +79,7 @@ Tensor relu(const Tensor& a) {
   if (a.dtype() == kBool)
     throw DTypeError("relu: Boolean inputs not supported for relu. Hint: convert with .to(rt::kFloat32) first");
   Tensor out = detail::map_same(a, [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; }, detail::DeviceUnary{dispatch::UnaryOp::Relu});
-  if (autograd::any_requires_grad(a))
-    record_unary("ReluBackward0", "threshold_backward", a, out, out,
-                 [](auto g, auto r) { return r > decltype(r)(0) ? g : decltype(g)(0); }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Threshold});
+  if (autograd::any_requires_grad(a)) detail::record_relu_backward(a, out);
   return out;
 }
 
@@ -61,13 +102,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
       using C = decltype(x);
       return C(0.5) * x * (C(1) + verf(x * C(kSqrt1_2)));
     }, detail::DeviceUnary{dispatch::UnaryOp::Gelu});
-    if (autograd::any_requires_grad(a))
-      record_unary("GeluBackward0", "gelu_backward", a, out, a, [](auto g, auto x) __attribute__((always_inline)) {
-        using C = decltype(x);
-        const C cdf = C(0.5) * (C(1) + verf(x * C(kSqrt1_2)));
-        const C pdf = vexp(C(-0.5) * x * x) * C(kInvSqrt2Pi);
-        return g * (cdf + x * pdf);
-      }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Gelu});
+    if (autograd::any_requires_grad(a)) detail::record_gelu_backward(a, out, false);
     return out;
   }
   if (approximate == "tanh") {
@@ -75,15 +110,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
       using C = decltype(x);
       return C(0.5) * x * (C(1) + vtanh(C(kSqrt2_Pi) * (x + C(kGeluKappa) * x * x * x)));
     }, detail::DeviceUnary{dispatch::UnaryOp::GeluTanh});
-    if (autograd::any_requires_grad(a))
-      record_unary("GeluBackward0", "gelu_backward", a, out, a, [](auto g, auto x) __attribute__((always_inline)) {
-        using C = decltype(x);
-        const C x2 = x * x;
-        const C t = vtanh(C(kSqrt2_Pi) * (x + C(kGeluKappa) * x2 * x));
-        const C left = C(0.5) * (C(1) + t);
-        const C right = C(0.5) * x * (C(1) - t * t) * C(kSqrt2_Pi) * (C(1) + C(3 * kGeluKappa) * x2);
-        return g * (left + right);
-      }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::GeluTanh});
+    if (autograd::any_requires_grad(a)) detail::record_gelu_backward(a, out, true);
     return out;
   }
   throw ValueError("gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
@@ -92,12 +119,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
 Tensor silu(const Tensor& a) {
   OpGuard guard("silu", a);
   Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return x * vsigmoid(x); }, detail::DeviceUnary{dispatch::UnaryOp::Silu});
-  if (autograd::any_requires_grad(a))
-    record_unary("SiluBackward0", "silu_backward", a, out, a, [](auto g, auto x) __attribute__((always_inline)) {
-      using C = decltype(x);
-      const C s = vsigmoid(x);
-      return g * s * (C(1) + x * (C(1) - s));
-    }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Silu});
+  if (autograd::any_requires_grad(a)) detail::record_silu_backward(a, out);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include "ops/column_sums.h"
 #include "ops/cpu_view.h"
 #include "dispatch_stubs.h"
+#include "linear_parts.h"
 #include "device_copy.h"
 #include "op_device.h"
 #include "reduce_cuda.h"
@@ -247,10 +248,9 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   return out;
 }
 
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
-  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&x, &w, &bias}); ac)
-    return linear(ac[0], ac[1], ac[2]);
-  OpGuard guard("linear", x, w, bias);
+namespace detail {
+
+LinearShapes check_linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   if (w.dim() != 2)
     throw_shape_error("linear", "expected weight to be 2-D [out_features, in_features], but got shape " + format_shape(w.sizes()));
   if (x.dim() == 0) throw_shape_error("linear", "expected input to be at least 1-D, but got a 0-D tensor");
@@ -271,43 +271,66 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
     throw_shape_error("linear", "bias of shape " + format_shape(bias.sizes()) + " does not match out_features " +
                                     std::to_string(out_f) + " of weight " + format_shape(w.sizes()),
                       "bias should have shape [" + std::to_string(out_f) + "]");
-  const int64_t rows = in == 0 ? numel_of(Shape(x.sizes().begin(), x.sizes().end() - 1)) : x.numel() / in;
-  Tensor x2;
+  LinearShapes s;
+  s.in = in;
+  s.out_f = out_f;
+  s.rows = in == 0 ? numel_of(Shape(x.sizes().begin(), x.sizes().end() - 1)) : x.numel() / in;
   {
     NoGradGuard no_grad;
-    x2 = x.dim() == 2 ? x : reshape(x, {rows, in});
+    s.x2 = x.dim() == 2 ? x : reshape(x, {s.rows, in});
   }
-  Shape shape(x.sizes().begin(), x.sizes().end() - 1);
-  shape.push_back(out_f);
-  Tensor out = make_tensor(shape, x.dtype(), x.device());
-  Tensor out2 = alias(out, {rows, out_f}, {out_f, 1});
-  if (bias.defined()) detail::copy_into(out2, bias.sizes() == out2.sizes() ? bias : expand(detach(bias), out2.sizes()));
-  matmul_into(out2, x2, transposed(w), 1.0, bias.defined() ? 1.0 : 0.0);
-  if (autograd::any_requires_grad(x, w, bias)) {
-    const bool gx = x.requires_grad(), gw = w.requires_grad(), gb = bias.defined() && bias.requires_grad();
-    record(bias.defined() ? "AddmmBackward0" : "MmBackward0", {x, w, bias}, {out},
-           [sx = gw ? SavedTensor(x2) : SavedTensor(), sw = gx ? SavedTensor(w) : SavedTensor(), xshape = x.sizes(),
-            rows, out_f, gx, gw, gb](const TensorList& g) {
-             Tensor g2 = reshape(g[0], {rows, out_f});
-             TensorList grads(3);
-             if (gx) grads[0] = reshape(mm(g2, sw.unpack()), xshape);
-             if (gw) grads[1] = mm(g2.t(), sx.unpack());
-             if (gb) {
-               OpGuard sum_guard("sum", g2);
-               if (!g2.is_cpu()) {
-                 grads[2] = detail::cuda_reduce(dispatch::ReduceOp::Sum, g2, {0}, false, g2.dtype(), "sum").first;
-               } else {
-                 Tensor gc = contiguous(g2);
-                 grads[2] = make_tensor({out_f}, gc.dtype());
-                 if (rows > 1 && (gc.dtype() == kFloat32 || gc.dtype() == kFloat64))  // vectorised, ops/column_sums.h
-                   detail::column_sums(gc, {rows, out_f}, grads[2], 1.0);
-                 else
-                   cpu::sum_rows(cpu_view(grads[2]), cpu_view(gc));
-               }
+  s.out_shape.assign(x.sizes().begin(), x.sizes().end() - 1);
+  s.out_shape.push_back(out_f);
+  return s;
+}
+
+Tensor linear_rows(const LinearShapes& s, const Tensor& out) { return alias(out, {s.rows, s.out_f}, {s.out_f, 1}); }
+
+void linear_gemm(const LinearShapes& s, const Tensor& out, const Tensor& w, bool accumulate) {
+  matmul_into(linear_rows(s, out), s.x2, transposed(w), 1.0, accumulate ? 1.0 : 0.0);
+}
+
+void record_linear_backward(const LinearShapes& s, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out) {
+  if (!autograd::any_requires_grad(x, w, bias)) return;
+  const bool gx = x.requires_grad(), gw = w.requires_grad(), gb = bias.defined() && bias.requires_grad();
+  record(bias.defined() ? "AddmmBackward0" : "MmBackward0", {x, w, bias}, {out},
+         [sx = gw ? SavedTensor(s.x2) : SavedTensor(), sw = gx ? SavedTensor(w) : SavedTensor(), xshape = x.sizes(),
+          rows = s.rows, out_f = s.out_f, gx, gw, gb](const TensorList& g) {
+           Tensor g2 = reshape(g[0], {rows, out_f});
+           TensorList grads(3);
+           if (gx) grads[0] = reshape(mm(g2, sw.unpack()), xshape);
+           if (gw) grads[1] = mm(g2.t(), sx.unpack());
+           if (gb) {
+             OpGuard sum_guard("sum", g2);
+             if (!g2.is_cpu()) {
+               grads[2] = detail::cuda_reduce(dispatch::ReduceOp::Sum, g2, {0}, false, g2.dtype(), "sum").first;
+             } else {
+               Tensor gc = contiguous(g2);
+               grads[2] = make_tensor({out_f}, gc.dtype());
+               if (rows > 1 && (gc.dtype() == kFloat32 || gc.dtype() == kFloat64))  // vectorised, ops/column_sums.h
+                 detail::column_sums(gc, {rows, out_f}, grads[2], 1.0);
+               else
+                 cpu::sum_rows(cpu_view(grads[2]), cpu_view(gc));
              }
-             return grads;
-           });
+           }
+           return grads;
+         });
+}
+
+}  // namespace detail
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  if (amp::detail::AutocastCall ac(amp::detail::CastPolicy::LowerPrecision, {&x, &w, &bias}); ac)
+    return linear(ac[0], ac[1], ac[2]);
+  OpGuard guard("linear", x, w, bias);
+  const detail::LinearShapes s = detail::check_linear(x, w, bias);
+  Tensor out = make_tensor(s.out_shape, x.dtype(), x.device());
+  if (bias.defined()) {
+    const Tensor rows = detail::linear_rows(s, out);
+    detail::copy_into(rows, bias.sizes() == rows.sizes() ? bias : expand(detach(bias), rows.sizes()));
   }
+  detail::linear_gemm(s, out, w, bias.defined());
+  detail::record_linear_backward(s, x, w, bias, out);
   return out;
 }
 

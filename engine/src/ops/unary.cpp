@@ -1,6 +1,7 @@
 // Unary math: abs, sign, exp, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tanh.
 // Lambdas marked always_inline: see Note [Inlined kernel lambdas] in pointwise.h.
 #include "../amp/autocast_policy.h"
+#include "activation_backward.h"
 #include "pointwise.h"
 #include "rt/ops/creation.h"
 #include "rt/ops/elementwise.h"
@@ -115,10 +116,14 @@ Tensor cos(const Tensor& a) {
 Tensor tanh(const Tensor& a) {
   OpGuard guard("tanh", a);
   Tensor out = map_float(a, [](auto x) __attribute__((always_inline)) { return detail::vtanh(x); }, detail::DeviceUnary{dispatch::UnaryOp::Tanh});
-  if (autograd::any_requires_grad(a))
-    record_unary("TanhBackward0", "tanh_backward", a, out, out,
-                 [](auto g, auto r) { return g * (decltype(r)(1) - r * r); }, detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Tanh});
+  if (autograd::any_requires_grad(a)) detail::record_tanh_backward(a, out);
   return out;
+}
+
+void detail::record_tanh_backward(const Tensor& in, const Tensor& out) {
+  record_unary("TanhBackward0", "tanh_backward", in, out, out,
+               [](auto g, auto r) { return g * (decltype(r)(1) - r * r); },
+               detail::DeviceUnaryBackward{dispatch::UnaryBackwardOp::Tanh});
 }
 
 }  // namespace rt

@@ -12,7 +12,10 @@
 //   for (auto& layer : *layers) x = (*layer)(x);   // scope "layers.3" once registered as "layers"
 //
 // Sequential names its children "0", "1", ... (or the names given to the named constructor)
-// and its forward feeds each child's output to the next through operator(). ModuleList only
+// and its forward feeds each child's output to the next through operator(); a Linear followed by
+// ReLU, GELU, SiLU, Sigmoid or Tanh runs as one rt::linear_pointwise while
+// rt::backends::cpu::fuse_linear_activation() is on (the same values, autograd graph and module
+// scopes; the bias is added in the activation's pass, rt/ops/linear_pointwise.h). ModuleList only
 // holds modules; it has no forward (NotImplementedError), and its children's scope names are
 // "<list name>.<index>" so module paths match named_modules() even though the list itself
 // is never called. to_string() folds runs of identical children like PyTorch:

@@ -9,7 +9,40 @@ import operator
 from collections import OrderedDict
 from collections.abc import Mapping
 
+from ... import _C
+from .activation import GELU, ReLU, Sigmoid, SiLU, Tanh
+from .linear import Linear
 from .module import Module
+
+# Note [Linear + activation in Sequential]
+# A Linear followed by one of these activations runs as one _C._linear_pointwise (rt/ops/linear_pointwise.h:
+# the bias and the activation in one pass over the output; the autograd graph node for node, and each op
+# in its module's scope, as unfused), while rt.backends.cpu.fuse_linear_activation is True. Only the
+# classes themselves count (a subclass may override forward), and only modules without hooks (a hook
+# must see the Linear's own output, or may replace it). An input the Linear would reject goes through
+# it, for its error message.
+_FUSABLE = {ReLU: "relu", SiLU: "silu", Sigmoid: "sigmoid", Tanh: "tanh", GELU: "gelu"}
+
+
+def _hookless(module):
+    d = module.__dict__
+    return not (d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks"))
+
+
+def _fusable_activation(linear, activation, input):
+    """(name, approximate) of the activation when the pair can run fused, else None."""
+    name = _FUSABLE.get(type(activation))
+    if name is None or not _hookless(linear) or not _hookless(activation):
+        return None
+    if not isinstance(input, _C.Tensor) or input.dim() == 0 or input.shape[-1] != linear.in_features:
+        return None
+    return (name, activation.approximate if name == "gelu" else "none")
+
+
+def _linear_then(linear, activation, kind, input):
+    return _C._linear_pointwise(input, linear.weight, linear.bias, kind[0], kind[1],
+                                linear.__dict__.get("_scope_name", ""), activation.__dict__.get("_scope_name", ""))
 
 
 def _index(length, idx, kind):
@@ -73,8 +106,19 @@ class Sequential(Module):
         return self
 
     def forward(self, input):
-        for module in self:
+        modules = list(self._modules.values())
+        fuse = _C._backends.fuse_linear_activation()
+        i = 0
+        while i < len(modules):
+            module = modules[i]
+            if fuse and i + 1 < len(modules) and type(module) is Linear:
+                kind = _fusable_activation(module, modules[i + 1], input)
+                if kind is not None:
+                    input = _linear_then(module, modules[i + 1], kind, input)
+                    i += 2
+                    continue
             input = module(input)
+            i += 1
         return input
 
 
