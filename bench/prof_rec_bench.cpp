@@ -2,6 +2,10 @@
 // profiler's overhead on an MLP training step (784-256-128-10, Adam, batch 64).
 //
 //   build/bin/prof_rec_bench [--threads N]
+//   valgrind --tool=callgrind build/bin/prof_rec_bench --threads 1 --mlp-steps 20 --session default
+//       runs only the MLP steps (after 3 unrecorded warm-up steps), under a session with the given
+//       options (none, default or full): instruction counts per function, plain against recorded,
+//       say where the overhead goes without the noise of timing
 //
 // Prints one line per measurement. Each figure is the median of alternating runs with and
 // without a session, so machine load affects both sides alike; the steady-state line is the best
@@ -11,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 #if defined(__x86_64__)
@@ -184,19 +189,58 @@ void mlp_overhead(double ns_per_event) {
   }
 }
 
+// The --mlp-steps mode: `steps` MLP steps under a session with `mode`'s options ("none": no session).
+int mlp_steps_only(int steps, const std::string& mode) {
+  if (mode != "none" && mode != "default" && mode != "full") {
+    std::fprintf(stderr, "prof_rec_bench: --session takes none, default or full, not '%s'\n", mode.c_str());
+    return 2;
+  }
+  using namespace rt::nn;
+  rt::manual_seed(0);
+  auto model = std::make_shared<Sequential>(std::make_shared<Linear>(784, 256), std::make_shared<ReLU>(),
+                                            std::make_shared<Linear>(256, 128), std::make_shared<ReLU>(),
+                                            std::make_shared<Linear>(128, 10));
+  rt::optim::Adam opt(model->parameters(), {.lr = 1e-3});
+  auto x = rt::randn({64, 784});
+  auto y = rt::randint(0, 10, {64});
+  auto step = [&] {
+    opt.zero_grad();
+    rt::cross_entropy((*model)(x), y).backward();
+    opt.step();
+  };
+  for (int i = 0; i < 3; ++i) step();
+  std::optional<rt::prof::Session> session;
+  if (mode != "none") {
+    session.emplace(options(mode == "full"));
+    session->start();
+  }
+  const double s = seconds([&] {
+    for (int i = 0; i < steps; ++i) step();
+  });
+  if (session) session->stop();
+  std::printf("%d MLP steps, session %s: %.3f ms/step\n", steps, mode.c_str(), s / steps * 1e3);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2;
+  int threads = 2, mlp_steps = 0;
+  std::string session = "default";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--mlp-steps") && i + 1 < argc) {
+      mlp_steps = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--session") && i + 1 < argc) {
+      session = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: prof_rec_bench [--threads N]\n");
+      std::fprintf(stderr, "usage: prof_rec_bench [--threads N] [--mlp-steps N [--session none|default|full]]\n");
       return 2;
     }
   }
   rt::set_num_threads(threads);
+  if (mlp_steps > 0) return mlp_steps_only(mlp_steps, session);
   mlp_overhead(per_event_cost());
   return 0;
 }

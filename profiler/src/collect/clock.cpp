@@ -35,19 +35,26 @@ void TickMap::add_point() {
 void TickMap::add_point(int64_t tick, int64_t ns) {
   if (!points_.empty() && tick <= points_.back().tick) return;  // keeps the line strictly increasing
   points_.push_back({tick, ns});
+  cached_hi_ = 0;  // the last segment may have been the clamped one
 }
 
 int64_t TickMap::to_ns(int64_t tick) const {
   if (!g_use_tsc || points_.empty()) return tick;
   if (points_.size() == 1) return points_[0].ns + (tick - points_[0].tick);
-  auto it = std::upper_bound(points_.begin(), points_.end(), tick,
-                             [](int64_t t, const Point& p) { return t < p.tick; });
-  size_t hi = size_t(it - points_.begin());
-  hi = std::clamp<size_t>(hi, 1, points_.size() - 1);
+  // The segment upper_bound would pick: the first point after `tick`, clamped to [1, size - 1].
+  const size_t last = points_.size() - 1;
+  size_t hi = cached_hi_;
+  const bool cached = hi >= 1 && hi <= last && (hi == 1 || tick >= points_[hi - 1].tick) &&
+                      (hi == last || tick < points_[hi].tick);
+  if (!cached) {
+    auto it = std::upper_bound(points_.begin(), points_.end(), tick,
+                               [](int64_t t, const Point& p) { return t < p.tick; });
+    hi = std::clamp<size_t>(size_t(it - points_.begin()), 1, last);
+    cached_hi_ = hi;
+    cached_slope_ = (long double)(points_[hi].ns - points_[hi - 1].ns) / (long double)(points_[hi].tick - points_[hi - 1].tick);
+  }
   const Point& a = points_[hi - 1];
-  const Point& b = points_[hi];
-  const long double slope = (long double)(b.ns - a.ns) / (long double)(b.tick - a.tick);
-  return a.ns + int64_t((long double)(tick - a.tick) * slope);
+  return a.ns + int64_t((long double)(tick - a.tick) * cached_slope_);
 }
 
 }  // namespace rt::prof::collect

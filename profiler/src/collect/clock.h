@@ -9,13 +9,14 @@
 #define RT_PROF_HAVE_TSC 1
 #endif
 
+#include "rt/export.h"
 #include "rt/op_observer.h"
 
 namespace rt::prof::collect {
 
 // True when ticks() reads the TSC; decided once per process from CPUID (invariant TSC bit).
 bool clock_uses_tsc();
-extern bool g_use_tsc;
+RT_API extern bool g_use_tsc;  // exported, with TickMap, for tests/profiler/test_tick_map.cpp
 
 inline int64_t ticks() {
 #ifdef RT_PROF_HAVE_TSC
@@ -29,10 +30,12 @@ inline int64_t ticks() {
 // to back; a tick value converts by the straight line through the two points around it (the
 // first or last two outside), so every event converts the same way whichever drain saw it,
 // and order is preserved: nesting stays strict after conversion.
-class TickMap {
+class RT_API TickMap {
  public:
   void add_point();  // reads both clocks now
   void add_point(int64_t tick, int64_t ns);
+  // Not for concurrent callers: it remembers the last segment it used (one SlotConverter at a time,
+  // under the session's mutex, calls it).
   int64_t to_ns(int64_t tick) const;
   bool empty() const { return points_.empty(); }
 
@@ -42,6 +45,10 @@ class TickMap {
     int64_t ns;
   };
   std::vector<Point> points_;
+  // The segment [points_[hi - 1], points_[hi]] the last call interpolated on, and its slope: the ticks
+  // of one drain fall in the same segment, so most calls skip the search and the division.
+  mutable size_t cached_hi_ = 0;
+  mutable long double cached_slope_ = 0;
 };
 
 }  // namespace rt::prof::collect

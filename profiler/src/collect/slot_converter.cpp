@@ -63,6 +63,7 @@ void SlotConverter::reset() {
   names_.clear();
   modules_.clear();
   threads_.clear();
+  shape_texts_.clear();
 }
 
 StringId SlotConverter::name_id(const char* stable) {
@@ -83,9 +84,18 @@ void SlotConverter::shape_texts(const Segment& segment, const Slot& slot, OpReco
   const bool truncated = (slot.shape_words & kShapesTruncated) != 0;
   const uint32_t count = slot.shape_words & ~kShapesTruncated;
   if (count == 0 && !truncated) return;
-  format_shape_words(segment.shape_words + slot.shapes, count, truncated, shapes_, dtypes_);
+  const int64_t* words = segment.shape_words + slot.shapes;
+  key_.assign(reinterpret_cast<const char*>(words), count * sizeof(int64_t));
+  key_.push_back(truncated ? '\1' : '\0');
+  if (auto it = shape_texts_.find(std::string_view(key_)); it != shape_texts_.end()) {
+    op.input_shapes = it->second.first;
+    op.input_dtypes = it->second.second;
+    return;
+  }
+  format_shape_words(words, count, truncated, shapes_, dtypes_);
   op.input_shapes = out_.strings.intern(shapes_);
   op.input_dtypes = out_.strings.intern(dtypes_);
+  shape_texts_.emplace(key_, std::make_pair(op.input_shapes, op.input_dtypes));
 }
 
 void SlotConverter::convert(const ThreadBuffer& b, const Segment& segment, const Slot& slot) {

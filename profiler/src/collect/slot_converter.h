@@ -1,7 +1,10 @@
 // Turns drained thread-buffer slots into a session's records (off the recording threads).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <unordered_map>
 
 #include "collect/clock.h"
@@ -30,7 +33,14 @@ class SlotConverter {
   std::unordered_map<const char*, StringId> names_;  // interned by pointer: names are stable
   std::unordered_map<uint32_t, StringId> modules_;
   std::unordered_map<uint64_t, size_t> threads_;     // thread id -> index in out_.threads
-  std::string shapes_, dtypes_;
+  // Shape words (their bytes, then the truncation flag) -> the interned shape and dtype texts: a training
+  // loop records the same few hundred shape lists every step, and formatting them was most of a drain.
+  struct BytesHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::pair<StringId, StringId>, BytesHash, std::equal_to<>> shape_texts_;
+  std::string key_, shapes_, dtypes_;
 };
 
 // "[[64, 784], [784, 10]]" and "[float32, float32]" from an op's shape words.
