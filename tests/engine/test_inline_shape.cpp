@@ -15,6 +15,10 @@
 #include "rt/ops/view.h"
 #include "rt/tensor.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 using rt::Shape;
 
 namespace {
@@ -118,14 +122,23 @@ TEST_CASE("a new tensor's impl and storage share one block with independent life
   const uint64_t fallbacks = rt::detail::TensorBlock::fallback_count();
   std::weak_ptr<rt::TensorImpl> weak;
   rt::Tensor view;
+  const void* base_impl = nullptr;
   {
-    rt::Tensor base = rt::arange(24).to(rt::kFloat32).reshape({2, 3, 4});
+    rt::Tensor base = rt::arange(24).to(rt::kFloat32);  // a new tensor: made by make_tensor
+    REQUIRE_FALSE(base.impl().is_view);
     weak = base.impl_ptr();
-    view = base.transpose(0, 2);
+    base_impl = base.impl_ptr().get();
+    view = base.view({2, 3, 4}).transpose(0, 2);
     CHECK(view.storage().is_same(base.storage()));
   }
   // The base's TensorImpl is gone; its storage lives on in the view, inside the same block.
   CHECK(weak.expired());
+  weak.reset();  // the last reference to the TensorImpl's control block
+#if defined(__SANITIZE_ADDRESS__)
+  CHECK(__asan_address_is_poisoned(base_impl));  // a use of the dead TensorImpl would be reported
+#else
+  (void)base_impl;
+#endif
   CHECK(view.sizes() == Shape{4, 3, 2});
   CHECK(view.contiguous().to_vector<float>()[1] == 12.0f);
   {

@@ -1,5 +1,9 @@
 #include "memory/tensor_block.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace rt::detail {
 
 namespace {
@@ -22,9 +26,25 @@ void* TensorBlock::take(size_t bytes, size_t align) {
   return p;
 }
 
-void TensorBlock::give_back(void* p) noexcept {
-  if (!owns(p)) ::operator delete(p, kFallbackAlign);
+void TensorBlock::give_back(void* p, size_t bytes) noexcept {
+  if (!owns(p)) {
+    ::operator delete(p, kFallbackAlign);
+  } else {
+#if defined(__SANITIZE_ADDRESS__)
+    ASAN_POISON_MEMORY_REGION(p, bytes);
+#else
+    (void)bytes;
+#endif
+  }
   release();
+}
+
+void TensorBlock::release() noexcept {
+  if (live_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+#if defined(__SANITIZE_ADDRESS__)
+  ASAN_UNPOISON_MEMORY_REGION(bytes_, sizeof bytes_);
+#endif
+  delete this;
 }
 
 uint64_t TensorBlock::fallback_count() noexcept { return g_fallbacks.load(std::memory_order_relaxed); }

@@ -48,18 +48,18 @@ class RT_API TensorBlock {
 
   // `bytes` with `align` from the block, or from operator new when it is full.
   void* take(size_t bytes, size_t align);
-  // Returns what take() gave out; frees the block after its last piece and its Ref. Every piece,
-  // a fallback one too, holds a reference, so the block outlives whatever came from it.
-  void give_back(void* p) noexcept;
+  // Returns what take() gave out (`bytes` long); frees the block after its last piece and its Ref.
+  // Every piece, a fallback one too, holds a reference, so the block outlives whatever came from it.
+  // Under AddressSanitizer a returned piece is poisoned while the block lives on (a TensorImpl freed
+  // while a view keeps the storage), so a use after free of it is still reported.
+  void give_back(void* p, size_t bytes) noexcept;
 
   // How many take() calls did not fit since the process started.
   static uint64_t fallback_count() noexcept;
 
  private:
   TensorBlock() = default;
-  void release() noexcept {
-    if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
+  void release() noexcept;
   bool owns(const void* p) const noexcept {
     auto* c = static_cast<const unsigned char*>(p);
     return c >= bytes_ && c < bytes_ + sizeof bytes_;
@@ -84,7 +84,7 @@ struct BlockAllocator {
   template <typename U>
   BlockAllocator(const BlockAllocator<U>& o) noexcept : block(o.block) {}  // NOLINT: rebinding
   T* allocate(size_t n) { return static_cast<T*>(block->take(n * sizeof(T), alignof(T))); }
-  void deallocate(T* p, size_t) noexcept { block->give_back(p); }
+  void deallocate(T* p, size_t n) noexcept { block->give_back(p, n * sizeof(T)); }
   template <typename U>
   bool operator==(const BlockAllocator<U>& o) const noexcept { return block == o.block; }
 };
