@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -149,31 +150,40 @@ double per_event_cost() {
   return full_ns;
 }
 
+// The MLP 784-256-128-10 with Adam on one batch of 64: step() is one training step.
+struct Mlp {
+  std::shared_ptr<rt::nn::Sequential> model;
+  std::unique_ptr<rt::optim::Adam> opt;
+  rt::Tensor x, y;
+  Mlp() {
+    using namespace rt::nn;
+    rt::manual_seed(0);
+    model = std::make_shared<Sequential>(std::make_shared<Linear>(784, 256), std::make_shared<ReLU>(),
+                                         std::make_shared<Linear>(256, 128), std::make_shared<ReLU>(),
+                                         std::make_shared<Linear>(128, 10));
+    opt = std::make_unique<rt::optim::Adam>(model->parameters(), rt::optim::AdamOptions{.lr = 1e-3});
+    x = rt::randn({64, 784});
+    y = rt::randint(0, 10, {64});
+  }
+  void step() {
+    opt->zero_grad();
+    rt::cross_entropy((*model)(x), y).backward();
+    opt->step();
+  }
+};
+
 void mlp_overhead(double ns_per_event) {
-  using namespace rt::nn;
-  rt::manual_seed(0);
-  auto model = std::make_shared<Sequential>(std::make_shared<Linear>(784, 256), std::make_shared<ReLU>(),
-                                            std::make_shared<Linear>(256, 128), std::make_shared<ReLU>(),
-                                            std::make_shared<Linear>(128, 10));
-  rt::optim::Adam opt(model->parameters(), {.lr = 1e-3});
-  auto x = rt::randn({64, 784});
-  auto y = rt::randint(0, 10, {64});
+  Mlp mlp;
   constexpr int kSteps = 4;
   auto steps = [&] {
-    for (int i = 0; i < kSteps; ++i) {
-      opt.zero_grad();
-      rt::cross_entropy((*model)(x), y).backward();
-      opt.step();
-    }
+    for (int i = 0; i < kSteps; ++i) mlp.step();
   };
   // Load-independent bound: events one step records x the measured cost of one event.
   size_t events = 0;
   {
     rt::prof::Session s(options(true));
     s.start();
-    opt.zero_grad();
-    rt::cross_entropy((*model)(x), y).backward();
-    opt.step();
+    mlp.step();
     s.stop();
     events = s.data().ops.size() + s.data().memory.size();
   }
@@ -195,27 +205,15 @@ int mlp_steps_only(int steps, const std::string& mode) {
     std::fprintf(stderr, "prof_rec_bench: --session takes none, default or full, not '%s'\n", mode.c_str());
     return 2;
   }
-  using namespace rt::nn;
-  rt::manual_seed(0);
-  auto model = std::make_shared<Sequential>(std::make_shared<Linear>(784, 256), std::make_shared<ReLU>(),
-                                            std::make_shared<Linear>(256, 128), std::make_shared<ReLU>(),
-                                            std::make_shared<Linear>(128, 10));
-  rt::optim::Adam opt(model->parameters(), {.lr = 1e-3});
-  auto x = rt::randn({64, 784});
-  auto y = rt::randint(0, 10, {64});
-  auto step = [&] {
-    opt.zero_grad();
-    rt::cross_entropy((*model)(x), y).backward();
-    opt.step();
-  };
-  for (int i = 0; i < 3; ++i) step();
+  Mlp mlp;
+  for (int i = 0; i < 3; ++i) mlp.step();
   std::optional<rt::prof::Session> session;
   if (mode != "none") {
     session.emplace(options(mode == "full"));
     session->start();
   }
   const double s = seconds([&] {
-    for (int i = 0; i < steps; ++i) step();
+    for (int i = 0; i < steps; ++i) mlp.step();
   });
   if (session) session->stop();
   std::printf("%d MLP steps, session %s: %.3f ms/step\n", steps, mode.c_str(), s / steps * 1e3);
