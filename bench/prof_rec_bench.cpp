@@ -172,12 +172,19 @@ struct Mlp {
   }
 };
 
+// The profiler's overhead on MLP training, in two parts.
+// - On the training threads: rounds that each time a plain run and a profiled run of the same steps (about
+//   40 ms each) in alternating order (plain first in even rounds); the figure is the median of the rounds'
+//   ratios with their interquartile range, so drift in the machine's speed cancels within a round. A profiled
+//   run is timed from its first step to its last under a session started before it (default options, so the
+//   flush thread's first flush, 200 ms after start, falls after the run: its work is all in stop()).
+// - The flush work: converting the recorded events into the session, which the flush thread does every
+//   200 ms in a long session. Measured as each round's stop() time less an empty session's start and stop
+//   (thread start and join), per step. It runs on its own thread: it slows training only where it takes a
+//   core that training wanted, so the sum of the two parts is the worst case (2 busy threads on 2 cores).
 void mlp_overhead(double ns_per_event) {
   Mlp mlp;
-  constexpr int kSteps = 4;
-  auto steps = [&] {
-    for (int i = 0; i < kSteps; ++i) mlp.step();
-  };
+  for (int i = 0; i < 3; ++i) mlp.step();
   // Load-independent bound: events one step records x the measured cost of one event.
   size_t events = 0;
   {
@@ -187,15 +194,56 @@ void mlp_overhead(double ns_per_event) {
     s.stop();
     events = s.data().ops.size() + s.data().memory.size();
   }
-  const double step_s = seconds(steps) / kSteps;
+  const double step_s = seconds([&] {
+                          for (int i = 0; i < 20; ++i) mlp.step();
+                        }) / 20;
   std::printf("MLP step records %zu events; x %.1f ns/event = %.1f us = %.3f%% of a %.3f ms step\n", events,
               ns_per_event, events * ns_per_event * 1e-3, events * ns_per_event * 1e-9 / step_s * 100, step_s * 1e3);
+  const int steps = std::max(10, int(0.04 / step_s));
+  auto run = [&] {
+    for (int i = 0; i < steps; ++i) mlp.step();
+  };
+  constexpr int kRounds = 101;
   for (bool full : {false, true}) {
-    auto [plain, profiled] = compare(steps, full, 41);
-    std::printf("MLP 784-256-128-10 Adam b64 (%-20s): %7.3f ms/step plain, %7.3f ms/step profiled, overhead %+5.2f%% "
+    std::vector<double> ratios, plain, flush;
+    for (int r = 0; r < kRounds; ++r) {
+      double p = 0, q = 0;
+      for (int k = 0; k < 2; ++k) {
+        if ((k == 0) == (r % 2 == 0)) {
+          p = seconds(run);
+          continue;
+        }
+        double empty = 0;  // an empty session's start and stop: the fixed part of stop() below
+        {
+          rt::prof::Session e(options(full));
+          empty = seconds([&] {
+            e.start();
+            e.stop();
+          });
+        }
+        rt::prof::Session s(options(full));
+        const auto t0 = std::chrono::steady_clock::now();
+        s.start();
+        const auto t1 = std::chrono::steady_clock::now();
+        q = seconds(run);
+        const auto t2 = std::chrono::steady_clock::now();
+        s.stop();
+        const double start_stop = std::chrono::duration<double>(t1 - t0 + (std::chrono::steady_clock::now() - t2)).count();
+        flush.push_back((start_stop - empty) / q);
+      }
+      ratios.push_back(q / p);
+      plain.push_back(p);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    std::sort(flush.begin(), flush.end());
+    const auto pct = [&](const std::vector<double>& v, size_t i, double base) { return (v[i] - base) * 100; };
+    std::printf("MLP 784-256-128-10 Adam b64 (%-20s): %7.3f ms/step plain; training threads %+5.2f%% (IQR %+.2f to "
+                "%+.2f, %d rounds of %d steps); flush work %+.2f%% (IQR %+.2f to %+.2f); worst case %+.2f%% "
                 "(target <= 3%%)\n",
-                full ? "shapes+memory+module" : "default options", plain / kSteps * 1e3, profiled / kSteps * 1e3,
-                (profiled / plain - 1) * 100);
+                full ? "shapes+memory+module" : "default options", median(plain) / steps * 1e3,
+                pct(ratios, kRounds / 2, 1), pct(ratios, kRounds / 4, 1), pct(ratios, kRounds * 3 / 4, 1), kRounds,
+                steps, pct(flush, kRounds / 2, 0), pct(flush, kRounds / 4, 0), pct(flush, kRounds * 3 / 4, 0),
+                pct(ratios, kRounds / 2, 1) + pct(flush, kRounds / 2, 0));
   }
 }
 

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
+#include <string>
 #include <thread>
 #include <tuple>
 
@@ -264,6 +266,48 @@ TEST_CASE("the flush thread drains buffers, keep_in_memory = false keeps the ses
   REQUIRE(top.size() == 1);
   CHECK(top[0].name == "tick");
   CHECK(top[0].calls == int64_t(kRounds) * kRangesPerRound);
+}
+
+// Note [Drain without a store]: ops, memory events and counters go straight into data(), with the
+// converter's caches kept across flushes. Each step's records must still carry their own names, shapes and
+// modules, and counts() must count what was drained.
+TEST_CASE("without a store, records drained over many flushes keep their names, shapes, modules and counts") {
+  prof::SessionOptions o;
+  o.record_shapes = o.profile_memory = o.with_stack = true;
+  o.cupti = prof::CuptiMode::Off;
+  o.flush_interval = std::chrono::milliseconds(5);
+  Session s(o);
+  s.start();
+  constexpr int kSteps = 5;
+  for (int i = 0; i < kSteps; ++i) {
+    const uint64_t drained = s.counts().ops;
+    train_step(s);
+    s.step();
+    REQUIRE(eventually([&] { return s.counts().ops > drained; }));  // a flush after every step
+  }
+  s.stop();
+  const SessionData& d = s.data();
+  CHECK(s.counts().ops == d.ops.size());
+  CHECK(s.counts().memory == d.memory.size());
+  CHECK(s.counts().counters == d.counters.size());
+  CHECK(d.counters.size() == kSteps);
+  CHECK(!d.memory.empty());
+  // The first Linear's op in every step: same shapes, dtypes and module, each interned once.
+  std::vector<const prof::OpRecord*> linears;
+  for (const auto& r : d.ops) {
+    REQUIRE(r.name < d.strings.size());
+    REQUIRE(r.input_shapes < d.strings.size());
+    if (d.strings.at(r.module) == "net.0" && r.kind == prof::OpKind::Op && r.depth == 1) linears.push_back(&r);
+  }
+  REQUIRE(linears.size() == kSteps);
+  for (const auto* r : linears) {
+    CHECK(d.strings.at(r->name) == "linear");
+    CHECK(d.strings.at(r->input_shapes) == "[[2, 4], [8, 4], [8]]");
+    CHECK(d.strings.at(r->input_dtypes) == "[float32, float32, float32]");
+    CHECK(r->input_shapes == linears.front()->input_shapes);
+  }
+  std::set<std::string> distinct(d.strings.all().begin(), d.strings.all().end());
+  CHECK(distinct.size() == d.strings.size());
 }
 
 TEST_CASE(kChildTestName, "[.]") {

@@ -51,10 +51,10 @@ int64_t TickMap::to_ns(int64_t tick) const {
                                [](int64_t t, const Point& p) { return t < p.tick; });
     hi = std::clamp<size_t>(size_t(it - points_.begin()), 1, last);
     cached_hi_ = hi;
-    cached_slope_ = (long double)(points_[hi].ns - points_[hi - 1].ns) / (long double)(points_[hi].tick - points_[hi - 1].tick);
+    cached_slope_ = double(points_[hi].ns - points_[hi - 1].ns) / double(points_[hi].tick - points_[hi - 1].tick);
   }
   const Point& a = points_[hi - 1];
-  return a.ns + int64_t((long double)(tick - a.tick) * cached_slope_);
+  return a.ns + int64_t(double(tick - a.tick) * cached_slope_);
 }
 
 }  // namespace rt::prof::collect

@@ -80,26 +80,42 @@ enum class Phase { Created, Recording, Stopping, Stopped };
 // closed steps, the kept graphs and the latest graph's version are counted the same way. With
 // keep_in_memory = false the vectors stay empty, and so do the deltas.
 
+// Note [Drain without a store]
+// With a store, each flush's records must be a batch of their own (own StringTable) for the store to write,
+// and are then merged into `data`: converted once, copied and re-interned once. Without a store nothing
+// needs the batch, so ops, memory events and counters are converted straight into `data` against its
+// StringTable, with the converter's name and shape caches kept for the whole session: a training loop's
+// shapes are formatted once, not once per flush, and there is no merge. This halves the flush thread's
+// work per record, which on a 2-core machine is time taken from training (bench/RESULTS.md, "Profiler
+// overhead with every option"). Collectives, histograms, steps and graphs still come through `batch`.
+
 // Records flow: thread buffers -> `batch` (drain) -> `data` (merge) and, with a store, the
-// outbox -> the store (the flush thread, outside mu). Lock order: mu, the buffer registry's,
+// outbox -> the store (the flush thread, outside mu); without a store, ops, memory and counters go
+// from the thread buffers to `data` directly. Lock order: mu, the buffer registry's,
 // then a buffer's (held only briefly: see Note [Thread buffers]).
 struct Session::State {
-  explicit State(SessionOptions o) : options(std::move(o)), converter(batch, clock) {}
+  explicit State(SessionOptions o) : options(std::move(o)), converter(batch, clock), direct(data, clock) {}
 
-  // Moves every thread's published records into `batch`. Caller holds mu.
+  // Moves every thread's published records into `batch`, or, without a store, their ops, memory events and
+  // counters straight into `data` (Note [Drain without a store]). Caller holds mu.
   void drain() {
     clock.add_point();
+    collect::SlotConverter& into = sink ? converter : direct;
+    const size_t ops = data.ops.size(), memory = data.memory.size(), counters = data.counters.size();
     collect::BufferRegistry::instance().for_each([&](collect::ThreadBuffer& b) {
       const std::string name = b.thread_name();
       bool seen = false;
       b.drain([&](const collect::Segment& segment, const collect::Slot& slot) {
-        if (!seen) converter.thread(b, name);
+        if (!seen) into.thread(b, name);
         seen = true;
-        converter.convert(b, segment, slot);
+        into.convert(b, segment, slot);
       });
-      if (!seen && !name.empty()) converter.thread(b, name);
+      if (!seen && !name.empty()) into.thread(b, name);
       batch.dropped_records += b.take_dropped();
     });
+    counts.ops += data.ops.size() - ops;
+    counts.memory += data.memory.size() - memory;
+    counts.counters += data.counters.size() - counters;
     collect::BufferRegistry::instance().prune();
     collect::drain_collectives(batch);
     collect::drain_gradient_histograms(batch);
@@ -199,7 +215,8 @@ struct Session::State {
   SessionData batch;  // drained since the last take_batch(), in its own StringTable
   RecordCounts counts;
   collect::TickMap clock;
-  collect::SlotConverter converter;
+  collect::SlotConverter converter;  // slots -> `batch`, which the store writes
+  collect::SlotConverter direct;     // slots -> `data`, when there is no store; never reset
   std::unique_ptr<CuptiCollector> gpu;
   std::unique_ptr<session::StoreSink> sink;  // written only by the flush thread, then stop()
   std::vector<SessionData> outbox;           // batches waiting for the store, oldest first
