@@ -8,8 +8,8 @@
 //
 // The CUDA emulator's build (RT_CUDA=EMULATED) runs the tests without a gate ("~[gate]"): there a
 // stream's work is done when it is queued, so nothing can wait behind a gate.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // the implementation is rt_catch's (catch_run.h); main() is below
+#include "catch_run.h"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -278,8 +278,8 @@ int main(int argc, char** argv) {
   if (argc == 1) {
     std::printf("CUDA emulator: the [gate] tests are left out (each stream's work is done when it is queued)\n");
     const char* args[] = {argv[0], "~[gate]"};
-    return Catch::Session().run(2, args);
+    return rt::testing::run_catch(2, args);
   }
 #endif
-  return Catch::Session().run(argc, argv);
+  return rt::testing::run_catch(argc, argv);
 }
