@@ -81,11 +81,14 @@ void bind_remote(py::module_& m) {
       .def_property_readonly("agent", [](const AgentClient& c) { return manifest_dict(c.agent()); })
       .def(
           "request",
-          [](AgentClient& c, const std::string& method, double timeout_s) {
+          [](AgentClient& c, const std::string& method, const py::object& params, double timeout_s) {
+            // params: a dict (or None), sent as the Request's "params" object
+            const std::string text =
+                params.is_none() ? std::string() : py::module_::import("json").attr("dumps")(params).cast<std::string>();
             py::gil_scoped_release release;
-            return c.request(method, std::chrono::milliseconds(int64_t(timeout_s * 1000)));
+            return c.request(method, text, std::chrono::milliseconds(int64_t(timeout_s * 1000)));
           },
-          py::arg("method"), py::arg("timeout_s") = 10.0)
+          py::arg("method"), py::arg("params") = py::none(), py::arg("timeout_s") = 10.0)
       .def(
           "poll",
           [](AgentClient& c, double timeout_s) {

@@ -283,8 +283,22 @@ const AgentManifest& AgentClient::agent() const { return impl_->agent; }
 AccessScope AgentClient::scope() const { return impl_->scope; }
 
 std::string AgentClient::request(const std::string& method, std::chrono::milliseconds timeout) {
+  return request(method, std::string(), timeout);
+}
+
+std::string AgentClient::request(const std::string& method, const std::string& params_json,
+                                 std::chrono::milliseconds timeout) {
+  json frame = {{"method", method}};
+  if (!params_json.empty()) {
+    json params = json::parse(params_json, nullptr, false);
+    if (params.is_discarded() || !params.is_object())
+      throw rt::ValueError(fmt::format("remote attach: the params of '{}' must be a JSON object, not {}", method,
+                                       params_json));
+    frame["params"] = std::move(params);
+  }
   const int64_t id = impl_->next_id++;
-  impl_->send(FrameType::Request, json{{"id", id}, {"method", method}}.dump());
+  frame["id"] = id;
+  impl_->send(FrameType::Request, frame.dump());
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     for (auto it = impl_->replies.begin(); it != impl_->replies.end(); ++it) {

@@ -4,6 +4,7 @@ both ranks at their next backward, steps and inspects one, and continues, after 
 parameters as an unpaused run; a rank killed while attached shows as ended, and attach does not hang."""
 import collections
 import json
+import math
 import os
 import signal
 import socket
@@ -185,6 +186,19 @@ def test_pause_all_ranks_step_inspect_continue_keeps_the_result(job):
     clients[0].request("step")
     stepped = wait_notice(clients[0], '"paused"', seen[0])
     assert stepped["index"] == 1 and stepped["reason"] == "step", stepped
+    # The gradient's values, read in pieces of 50, agree with the statistics the pause reports.
+    stats = json.loads(clients[0].request("paused_state"))["grad_outputs"][0]
+    values, offset = [], 0
+    while True:
+        piece = json.loads(clients[0].request("read_tensor", {"side": "grad_outputs", "index": 0, "offset": offset,
+                                                              "limit": 50}))
+        values += piece["values"]
+        offset += len(piece["values"])
+        if not piece["truncated"]:
+            break
+    assert piece["shape"] == stats["shape"] and len(values) == stats["numel"], (piece, stats)
+    assert math.isclose(math.sqrt(sum(v * v for v in values)), stats["norm"], rel_tol=1e-5), stats
+    assert math.isclose(min(values), stats["min"], rel_tol=1e-6) and math.isclose(max(values), stats["max"], rel_tol=1e-6)
     assert json.loads(clients[1].request("paused_state"))["index"] == 0  # rank 1 still held at its start
     for c in clients:
         c.request("continue")

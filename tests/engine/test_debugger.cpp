@@ -497,3 +497,52 @@ TEST_CASE("observers hear the end of a backward that a node's exception aborts")
   CHECK(ends.starts == 1);
   CHECK(ends.ends == 1);
 }
+
+TEST_CASE("read_paused_gradient copies a slice of the paused node's gradients, both sides") {
+  Tensor x = testing::random({3, 5}, kFloat32, -1, 1, 11).requires_grad_(true);
+  BackwardDebugger dbg;
+  dbg.attach();
+  Tensor loss = rt::mul(x, rt::full({}, 3.0)).sum();
+  dbg.set_pause_at_start(true);
+  dbg.break_on_grad_norm(0);  // fires after every node that produced a non-zero gradient
+  CHECK_FALSE(dbg.read_paused_gradient(debug::GradientSide::Outputs, 0, 0, 10));  // not paused
+  std::thread bw([&] { loss.backward(); });
+
+  auto s = dbg.wait_for_pause(kWait);  // before SumBackward0: it received d loss = 1
+  REQUIRE(s);
+  REQUIRE(s->phase == PausePhase::BeforeNode);
+  auto v = dbg.read_paused_gradient(debug::GradientSide::Outputs, 0, 0, 10);
+  REQUIRE(v);
+  CHECK(v->shape.empty());
+  CHECK(v->values == std::vector<double>{1.0});
+  CHECK_FALSE(v->truncated());
+  CHECK_THROWS_WITH(dbg.read_paused_gradient(debug::GradientSide::Inputs, 0, 0, 10),
+                    Catch::Contains("only after the node ran"));
+  CHECK_THROWS_AS(dbg.read_paused_gradient(debug::GradientSide::Outputs, 1, 0, 10), IndexError);
+  CHECK_THROWS_WITH(dbg.read_paused_gradient(debug::GradientSide::Outputs, 0, 0, BackwardDebugger::kMaxGradientRead + 1),
+                    Catch::Contains("read in pieces"));
+
+  CHECK(dbg.step());
+  s = dbg.wait_for_pause(kWait);  // after SumBackward0 (the norm breakpoint): it produced ones like x
+  REQUIRE(s);
+  REQUIRE(s->phase == PausePhase::AfterNode);
+  v = dbg.read_paused_gradient(debug::GradientSide::Inputs, 0, 4, 8);
+  REQUIRE(v);
+  CHECK(v->shape == std::vector<int64_t>{3, 5});
+  CHECK(v->numel == 15);
+  CHECK(v->offset == 4);
+  CHECK(v->values == std::vector<double>(8, 1.0));
+  CHECK(v->truncated());
+  v = dbg.read_paused_gradient(debug::GradientSide::Inputs, 0, 12, 8);  // the last 3
+  REQUIRE(v);
+  CHECK(v->values.size() == 3);
+  CHECK_FALSE(v->truncated());
+
+  dbg.clear_breakpoints();
+  dbg.set_pause_at_start(false);
+  CHECK(dbg.resume());
+  bw.join();
+  CHECK_FALSE(dbg.read_paused_gradient(debug::GradientSide::Inputs, 0, 0, 1));  // the backward ended
+  CHECK(x.grad().eq(rt::full({3, 5}, 3.0)).all().item<bool>());
+  dbg.detach();
+}

@@ -1,6 +1,7 @@
 // Pausing a training process from a client: pause stops the next backward before its first node, step moves one
-// node, paused_state shows the node and its gradients, continue releases it, and the run ends with the same
-// parameters as one never paused. A client that paused and went away never leaves training paused.
+// node, paused_state shows the node and its gradients, read_tensor reads their values in capped pieces, continue
+// releases it, and the run ends with the same parameters as one never paused. A client that paused and went away
+// never leaves training paused.
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 #include <atomic>
 #include <filesystem>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "rt/remote/agent.h"
 #include "rt/remote/client.h"
@@ -119,4 +122,58 @@ TEST_CASE("a client that paused and disconnected releases the training thread", 
   }  // the controlling client goes away while the thread is paused
   for (int i = 0; i < 200 && t.done.load() < 3; ++i) std::this_thread::sleep_for(20ms);
   CHECK(t.done.load() == 3);
+}
+
+TEST_CASE("read_tensor returns a paused node's gradient values, in capped pieces", "[remote][pause]") {
+  RuntimeDir dir;
+  const remote::AgentManifest m = remote::serve({.job = "pause-read"});
+  auto client = remote::AgentClient::connect(m.socket, "test_agent_pause");
+  size_t seen = 0;
+  CHECK_THROWS_WITH(client.request("read_tensor", R"({"side": "grad_outputs", "index": 0})"),
+                    Catch::Contains("not paused"));
+  client.request("pause");
+  Trainer t;
+  std::thread training([&] { t.run(2); });
+  REQUIRE_FALSE(wait_notice(client, "\"paused\"", seen).empty());
+
+  // loss = y.pow(2).mean(), y [32, 4]: MeanBackward0 receives 1; PowBackward0, next, receives 1/128 everywhere.
+  const auto first = nlohmann::json::parse(client.request("read_tensor", R"({"side": "grad_outputs", "index": 0})"));
+  CHECK(first["shape"] == nlohmann::json::array());
+  CHECK(first["numel"] == 1);
+  CHECK(first["values"] == nlohmann::json::array({1.0}));
+  CHECK(first["truncated"] == false);
+  client.request("step");
+  REQUIRE_FALSE(wait_notice(client, "\"index\":1", seen).empty());
+  const auto head =
+      nlohmann::json::parse(client.request("read_tensor", R"({"side": "grad_outputs", "index": 0, "limit": 100})"));
+  CHECK(head["shape"] == nlohmann::json::array({32, 4}));
+  CHECK(head["dtype"] == "float32");
+  CHECK(head["numel"] == 128);
+  REQUIRE(head["values"].size() == 100);
+  for (const auto& v : head["values"]) CHECK(v.get<double>() == 1.0 / 128);
+  CHECK(head["truncated"] == true);
+  const auto tail = nlohmann::json::parse(
+      client.request("read_tensor", R"({"side": "grad_outputs", "index": 0, "offset": 100, "limit": 100})"));
+  CHECK(tail["offset"] == 100);
+  CHECK(tail["values"].size() == 28);
+  CHECK(tail["truncated"] == false);
+
+  // Bad requests are refused with the reason; the process stays paused.
+  CHECK_THROWS_WITH(client.request("read_tensor", R"({"side": "grad_outputs", "index": 0, "limit": 20000})"),
+                    Catch::Contains("over the 16384 values"));
+  CHECK_THROWS_WITH(client.request("read_tensor", R"({"side": "weights", "index": 0})"),
+                    Catch::Contains("\"grad_outputs\" or \"grad_inputs\""));
+  CHECK_THROWS_WITH(client.request("read_tensor", R"({"side": "grad_outputs", "index": "0"})"),
+                    Catch::Contains("\"index\" must be an integer"));
+  CHECK_THROWS_WITH(client.request("read_tensor", R"({"side": "grad_outputs"})"), Catch::Contains("needs \"index\""));
+  CHECK_THROWS_WITH(client.request("read_tensor", R"({"side": "grad_outputs", "index": 3})"),
+                    Catch::Contains("has 1 grad_outputs"));
+  CHECK_THROWS_WITH(client.request("read_tensor", R"({"side": "grad_inputs", "index": 0})"),
+                    Catch::Contains("only after the node ran"));
+  CHECK_THROWS_AS(client.request("read_tensor", "[1, 2]"), rt::ValueError);  // params must be an object
+  CHECK(t.done.load() == 0);
+
+  client.request("continue");
+  training.join();
+  CHECK(t.done.load() == 2);
 }

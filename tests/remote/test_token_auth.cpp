@@ -177,7 +177,7 @@ TEST_CASE("off loopback every client proves a token and gets the token's scope",
     CHECK_THAT(client.request("status"), Catch::Contains("\"scope\":\"observe\""));
     CHECK_THAT(client.request("subscribe"), Catch::Contains("\"session\""));
     CHECK_THAT(client.request("debug_status"), Catch::Contains("\"attached\":false"));  // watching is observing
-    for (const char* method : {"pause", "step", "continue", "paused_state"})
+    for (const char* method : {"pause", "step", "continue", "paused_state", "read_tensor"})
       CHECK_THROWS_WITH(client.request(method), Catch::Contains("needs control") && Catch::Contains("observe"));
     CHECK_THAT(client.request("debug_status"), Catch::Contains("\"attached\":false"));  // nothing was paused
   }

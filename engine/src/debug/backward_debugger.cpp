@@ -2,13 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 
+#include "rt/autograd/grad_mode.h"
 #include "rt/op_observer.h"
+#include "rt/ops/shape.h"
+#include "rt/ops/view.h"
 
 namespace rt::debug {
 namespace {
@@ -86,6 +90,10 @@ struct BackwardDebugger::State {
 
   // Pauses (blocking mode).
   std::optional<PausedState> paused;
+  // The paused node's gradients, alive while the backward thread waits in pause() (it cannot go on
+  // without mu, so a reader holding mu sees them unchanged).
+  const TensorList* paused_outputs = nullptr;
+  const TensorList* paused_inputs = nullptr;
   std::optional<Action> pending;
   uint64_t last_wait_serial = 0;
 
@@ -165,7 +173,8 @@ struct BackwardDebugger::State {
 
   // Pauses the backward thread at `st` until a control (or the handler) says what to do next.
   // Called with `lk` held; returns with it held, or throws (stop, interrupt, handler error).
-  void pause(std::unique_lock<std::mutex>& lk, PausedState st) {
+  // grads: the node's received and (after the node) produced gradients, readable while paused.
+  void pause(std::unique_lock<std::mutex>& lk, PausedState st, const TensorList* outputs, const TensorList* inputs) {
     const NodeInfo node = st.node;
     const size_t index = st.index;
     if (stop_requested) throw_stopped(lk, node, index);
@@ -177,6 +186,8 @@ struct BackwardDebugger::State {
       lk.lock();
     } else {
       paused = std::move(st);
+      paused_outputs = outputs;
+      paused_inputs = inputs;
       pending.reset();
       cv.notify_all();
       while (!pending) {
@@ -184,15 +195,19 @@ struct BackwardDebugger::State {
         if (!pending && rt::cancel_requested()) {
           std::optional<PausedState> shown = std::move(paused);
           paused.reset();
+          paused_outputs = paused_inputs = nullptr;
           lk.unlock();
           rt::check_cancel();  // throws InterruptedError unless the request was withdrawn meanwhile
           lk.lock();
           paused = std::move(shown);
+          paused_outputs = outputs;
+          paused_inputs = inputs;
         }
       }
       action = *pending;
       pending.reset();
       paused.reset();
+      paused_outputs = paused_inputs = nullptr;
     }
     if (!attached) action = Action::resume();
     apply(action, current_module);
@@ -317,6 +332,40 @@ bool BackwardDebugger::pause() {
 }
 
 // ---- state ----------------------------------------------------------------------------------
+std::optional<GradientValues> BackwardDebugger::read_paused_gradient(GradientSide side, size_t index, int64_t offset,
+                                                                     int64_t limit) const {
+  if (offset < 0 || limit < 0)
+    throw ValueError(fmt::format("read_paused_gradient: offset {} and limit {} must be >= 0", offset, limit));
+  if (limit > kMaxGradientRead)
+    throw ValueError(fmt::format("read_paused_gradient: limit {} is over the {} elements one read may copy; read in "
+                                 "pieces (offset += limit)", limit, kMaxGradientRead));
+  std::lock_guard<std::mutex> lk(s_->mu);  // the backward thread stays paused while this reads
+  if (!s_->paused) return std::nullopt;
+  const TensorList* grads = side == GradientSide::Outputs ? s_->paused_outputs : s_->paused_inputs;
+  const size_t count = grads ? grads->size() : 0;
+  if (index >= count)
+    throw IndexError(fmt::format("read_paused_gradient: the paused node has {} {}{}; index {} is out of range", count,
+                                 side_name(side),
+                                 side == GradientSide::Inputs && !grads ? " (they exist only after the node ran)" : "",
+                                 index));
+  const Tensor& g = (*grads)[index];
+  if (!g.defined())
+    throw IndexError(fmt::format("read_paused_gradient: {}[{}] is undefined (no gradient flows there)",
+                                 side_name(side), index));
+  GradientValues v;
+  v.shape.assign(g.sizes().begin(), g.sizes().end());
+  v.dtype = g.dtype();
+  v.numel = g.numel();
+  v.offset = offset;
+  const int64_t n = std::max<int64_t>(0, std::min(limit, v.numel - offset));
+  if (n == 0) return v;
+  NoGradGuard no_grad;  // a gradient of a create_graph backward requires grad: the copy needs no graph
+  const Tensor piece = g.reshape({v.numel}).narrow(0, offset, n).cpu().to(kFloat64).contiguous();
+  const double* p = piece.data_ptr<double>();
+  v.values.assign(p, p + n);
+  return v;
+}
+
 std::optional<PausedState> BackwardDebugger::paused_state() const {
   std::lock_guard<std::mutex> lk(s_->mu);
   return s_->paused;
@@ -429,7 +478,7 @@ void BackwardDebugger::before_node(const NodeEvent& e) {
   lk.unlock();
   st.grad_outputs = stats_of(e.grad_outputs, 32);
   lk.lock();
-  s.pause(lk, std::move(st));
+  s.pause(lk, std::move(st), e.grad_outputs, nullptr);
 }
 
 void BackwardDebugger::after_node(const NodeEvent& e) {
@@ -490,7 +539,7 @@ void BackwardDebugger::after_node(const NodeEvent& e) {
   st.num_nodes = s.num_nodes;
   st.backward = s.serial;
   st.order = s.order;
-  s.pause(lk, std::move(st));
+  s.pause(lk, std::move(st), e.grad_outputs, e.grad_inputs);
 }
 
 void BackwardDebugger::on_backward_end() {
@@ -507,6 +556,7 @@ void BackwardDebugger::on_backward_end() {
   s.ended_serial = s.serial;
   ++s.ended_count;
   s.paused.reset();
+  s.paused_outputs = s.paused_inputs = nullptr;
   s.pending.reset();
   s.cv.notify_all();
 }

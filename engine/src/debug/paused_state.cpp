@@ -6,6 +6,8 @@ namespace rt::debug {
 
 std::string_view phase_name(PausePhase p) { return p == PausePhase::BeforeNode ? "before" : "after"; }
 
+std::string_view side_name(GradientSide s) { return s == GradientSide::Outputs ? "grad_outputs" : "grad_inputs"; }
+
 std::string_view reason_name(PauseReason r) {
   switch (r) {
     case PauseReason::Start: return "start";

@@ -235,7 +235,7 @@ void AgentServer::greet(Connection& c, const Frame& f) {
   }
   json welcome = json::parse(manifest_json(manifest_));
   welcome["methods"] = {"status", "subscribe", "unsubscribe", "pause", "step", "step_over", "continue",
-                        "paused_state", "debug_status"};
+                        "paused_state", "read_tensor", "debug_status"};
   welcome["buffer_bytes"] = options_.buffer_bytes;
   welcome["scope"] = scope_name(c.scope);
   if (!agent_proof.empty()) welcome["proof"] = agent_proof;
@@ -254,7 +254,7 @@ void AgentServer::handle(Connection& c, const Frame& f) {
     throw ProtocolError("remote protocol: a Request must be a JSON object with an integer \"id\" and a string \"method\"");
   json reply = {{"id", request["id"]}};
   try {
-    reply["result"] = json::parse(answer(c, request["method"].get<std::string>()));
+    reply["result"] = json::parse(answer(c, request["method"].get<std::string>(), request.value("params", json())));
   } catch (const ProtocolError&) {
     throw;
   } catch (const std::exception& e) {
@@ -263,7 +263,7 @@ void AgentServer::handle(Connection& c, const Frame& f) {
   c.out += encode_frame(FrameType::Reply, reply.dump());
 }
 
-std::string AgentServer::answer(Connection& c, const std::string& method) {
+std::string AgentServer::answer(Connection& c, const std::string& method, const json& params) {
   if (method == "status") {
     json s = {{"pid", manifest_.pid},     {"job", manifest_.job},      {"rank", manifest_.rank},
               {"clients", clients_.size()}, {"session", session_id_},   {"subscribed", c.subscribed},
@@ -288,14 +288,14 @@ std::string AgentServer::answer(Connection& c, const std::string& method) {
                                        "{}): attach with the control token, over SSH or on this machine",
                                        method, scope_name(c.scope)));
     if (method == "pause") c.controls = true;
-    return debug_.handle(method);
+    return debug_.handle(method, params);
   }
   if (method == "unsubscribe") {
     unsubscribe(c);
     return "{}";
   }
   throw rt::ValueError(fmt::format("unknown method '{}': this agent answers status, subscribe, unsubscribe, pause, "
-                                   "step, step_over, continue, paused_state and debug_status (it observes and "
+                                   "step, step_over, continue, paused_state, read_tensor and debug_status (it observes and "
                                    "pauses; it never runs code sent to it)", method));
 }
 

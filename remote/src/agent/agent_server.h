@@ -68,7 +68,7 @@ class AgentServer {
   void drop_silent_tcp_peers();
   bool read_from(Connection& c);
   void handle(Connection& c, const struct Frame& f);
-  std::string answer(Connection& c, const std::string& method);
+  std::string answer(Connection& c, const std::string& method, const nlohmann::json& params);
   void subscribe(Connection& c);
   void unsubscribe(Connection& c);
   bool has_subscribers() const;

@@ -1,6 +1,7 @@
 #include "agent/debug_control.h"
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -52,7 +53,7 @@ uint64_t pause_key(const dbg::PausedState& p) {
 
 bool DebugControl::handles(const std::string& m) {
   return m == "pause" || m == "step" || m == "step_over" || m == "continue" || m == "paused_state" ||
-         m == "debug_status";
+         m == "debug_status" || m == "read_tensor";
 }
 
 std::string DebugControl::status_json() const {
@@ -63,8 +64,47 @@ std::string DebugControl::status_json() const {
   return j.dump();
 }
 
-std::string DebugControl::handle(const std::string& method) {
+// An integer parameter: `fallback` when absent, ValueError naming it when not an integer.
+int64_t integer_param(const json& params, const char* name, std::optional<int64_t> fallback) {
+  if (!params.is_object() || !params.contains(name)) {
+    if (fallback) return *fallback;
+    throw rt::ValueError(fmt::format("read_tensor needs \"{}\" (an integer) in its params", name));
+  }
+  const json& v = params[name];
+  if (!v.is_number_integer())
+    throw rt::ValueError(fmt::format("read_tensor: \"{}\" must be an integer, not {}", name, v.dump()));
+  return v.get<int64_t>();
+}
+
+std::string DebugControl::read_tensor(const json& params) const {
+  if (!params.is_null() && !params.is_object())
+    throw rt::ValueError(fmt::format("read_tensor: params must be a JSON object, not {}", params.dump()));
+  const json side_param = params.is_object() && params.contains("side") ? params["side"] : json();
+  if (!side_param.is_string() || (side_param != "grad_outputs" && side_param != "grad_inputs"))
+    throw rt::ValueError(fmt::format("read_tensor: \"side\" must be \"grad_outputs\" or \"grad_inputs\", not {}",
+                                     side_param.is_null() ? "missing" : side_param.dump()));
+  const auto side = side_param == "grad_outputs" ? dbg::GradientSide::Outputs : dbg::GradientSide::Inputs;
+  const int64_t index = integer_param(params, "index", std::nullopt);
+  const int64_t offset = integer_param(params, "offset", 0);
+  const int64_t limit = integer_param(params, "limit", 1024);
+  if (index < 0 || offset < 0 || limit < 0)
+    throw rt::ValueError(fmt::format("read_tensor: index {}, offset {} and limit {} must be >= 0", index, offset, limit));
+  if (limit > kMaxReadElements)
+    throw rt::ValueError(fmt::format("read_tensor: limit {} is over the {} values one reply may carry; read in pieces "
+                                     "(offset += limit)", limit, kMaxReadElements));
+  if (!debugger_ || !debugger_->attached()) throw rt::ValueError("not paused: send \"pause\" first");
+  const auto v = debugger_->read_paused_gradient(side, size_t(index), offset, limit);
+  if (!v) throw rt::ValueError("not paused: read_tensor reads the paused node's gradients (wait for the \"paused\" notice)");
+  json values = json::array();
+  for (double x : v->values) values.push_back(number(x));
+  return json{{"side", side_param}, {"index", index}, {"shape", v->shape}, {"dtype", std::string(rt::dtype_name(v->dtype))},
+              {"numel", v->numel}, {"offset", v->offset}, {"values", std::move(values)}, {"truncated", v->truncated()}}
+      .dump();
+}
+
+std::string DebugControl::handle(const std::string& method, const json& params) {
   if (method == "debug_status") return status_json();
+  if (method == "read_tensor") return read_tensor(params);
   if (method == "pause") {
     if (!debugger_) debugger_ = std::make_unique<dbg::BackwardDebugger>();
     debugger_->attach();  // no-op when attached

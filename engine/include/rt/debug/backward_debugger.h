@@ -116,6 +116,15 @@ class BackwardDebugger : public autograd::AutogradObserver {
 
   // ---- state (any thread) -----------------------------------------------------------------
   std::optional<PausedState> paused_state() const;  // nullopt unless paused (blocking mode)
+  // Values of one gradient of the paused node (blocking mode): elements [offset, offset + limit) of
+  // grad_outputs[index] (Outputs) or grad_inputs[index] (Inputs, after a node only), flattened in row-major
+  // order and converted to float64, fewer where the gradient ends. Reads at most kMaxGradientRead elements
+  // (ValueError above that), copying only those (a GPU gradient: only those cross to the host). nullopt
+  // unless paused; IndexError for a gradient the pause does not have or that is undefined, ValueError for a
+  // negative offset or limit.
+  static constexpr int64_t kMaxGradientRead = int64_t(1) << 20;
+  std::optional<GradientValues> read_paused_gradient(GradientSide side, size_t index, int64_t offset,
+                                                     int64_t limit) const;
   bool running() const;  // a backward is running under the debugger, paused or not
   // Blocks until the debugger is paused with no control pending (returns that state), or until
   // the backward this caller last saw paused has ended, or a backward ends during the call, or

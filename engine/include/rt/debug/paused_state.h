@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "rt/debug/gradient_stats.h"
+#include "rt/dtype.h"
 #include "rt/export.h"
 
 RT_API_BEGIN
@@ -52,6 +53,21 @@ struct PausedState {
   std::vector<GradientStats> grad_inputs;   // produced; empty when phase is BeforeNode
   std::vector<uint64_t> order;   // ids of the nodes reached so far in this backward, this one last
   std::string str() const;       // multi-line, one line per gradient
+};
+
+// Which of a paused node's gradients: the ones it received or the ones it produced.
+enum class GradientSide { Outputs, Inputs };  // grad_outputs, grad_inputs
+std::string_view side_name(GradientSide s);    // "grad_outputs", "grad_inputs"
+
+// Some of one gradient's values at a pause (BackwardDebugger::read_paused_gradient): elements
+// [offset, offset + values.size()) of the gradient flattened in row-major order, as float64.
+struct GradientValues {
+  std::vector<int64_t> shape;
+  ScalarType dtype = kFloat32;
+  int64_t numel = 0;
+  int64_t offset = 0;
+  std::vector<double> values;
+  bool truncated() const { return offset + int64_t(values.size()) < numel; }  // more follow
 };
 
 // A node to run to: by sequence number (every AccumulateGrad shares UINT64_MAX) or by graph id.

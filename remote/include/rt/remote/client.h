@@ -73,6 +73,10 @@ class AgentClient {
   AccessScope scope() const;            // what the agent lets this connection do
   std::string request(const std::string& method,
                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // With the Request's "params": a JSON object's text, e.g. R"({"side": "grad_outputs", "index": 0})";
+  // ValueError when it is not one.
+  std::string request(const std::string& method, const std::string& params_json,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   ClientEvent poll(std::chrono::milliseconds timeout);
 
   const rt::prof::SessionData& session() const;
