@@ -227,6 +227,37 @@ TEST_CASE("split outputs carry autograd history") {
   require_close(x.grad(), rt::tensor({1., 1., 1., 1., 0., 0., 0., 0., 3., 3.}, {5, 2}), 0, 0);
 }
 
+// Note [Split backward]: one node takes every piece's gradient, as PyTorch's SplitBackward0 does.
+TEST_CASE("split, split with sizes and chunk record one backward node for all pieces") {
+  Tensor x = random({2, 7}, rt::kFloat64, -1, 1, 16).requires_grad_();
+  auto parts = x.split(3, 1);
+  REQUIRE(parts.size() == 3);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    REQUIRE(parts[i].grad_fn());
+    CHECK(parts[i].grad_fn() == parts[0].grad_fn());
+    CHECK(parts[i].output_nr() == uint32_t(i));
+    CHECK(parts[i].storage().data() == x.storage().data());  // still views of x
+  }
+  CHECK(parts[0].grad_fn()->name() == "SplitBackward0");
+  CHECK(x.split(rt::Shape{2, 5}, 1)[1].grad_fn()->name() == "SplitWithSizesBackward0");
+  CHECK(x.chunk(2, 1)[0].grad_fn()->name() == "SplitBackward0");
+
+  // The middle piece gets no gradient: its slot is zero, the others carry theirs.
+  (parts[0] * 2).sum().backward(rt::Tensor(), true);
+  (parts[2] * parts[2]).sum().backward();
+  Tensor expected = rt::zeros({2, 7}, rt::kFloat64);
+  expected.narrow(1, 0, 3).fill_(2.0);
+  expected.narrow(1, 6, 1).copy_(parts[2].detach() * 2);
+  require_close(x.grad(), expected, 0, 0);
+
+  // No gradient needed: plain views, no node.
+  {
+    rt::NoGradGuard g;
+    CHECK_FALSE(x.split(3, 1)[0].grad_fn());
+  }
+  CHECK_FALSE(x.detach().chunk(3, 1)[1].grad_fn());
+}
+
 // ---- gather / scatter_add -------------------------------------------------------------------
 
 TEST_CASE("gather matches a reference, with the index smaller than the input") {

@@ -159,3 +159,25 @@ def test_node_prehooks_replace_incoming_gradients_and_errors_name_the_node():
     y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0], grad_outputs[0]))
     with pytest.raises(ValueError, match="a prehook of ExpBackward0 returned 2 gradients; expected 1"):
         y.sum().backward(retain_graph=True)
+
+
+def test_split_and_chunk_pieces_share_one_backward_node_named_as_torch_names_it():
+    torch = pytest.importorskip("torch")
+    data = np.random.default_rng(5).standard_normal((4, 9))
+    results = {}
+    for lib in (rt, torch):
+        x = lib.tensor(data, requires_grad=True)
+        a, b, c = x.split(3, 1)
+        d, e = lib.split(x, [4, 5], 1)
+        f = x.chunk(2, 0)[1]
+        assert a.grad_fn is not None
+        names = (a.grad_fn.name(), d.grad_fn.name(), f.grad_fn.name())
+        same_node = c.grad_fn is a.grad_fn if lib is rt else True  # torch returns a new wrapper per access
+        (a * 2).sum().backward(retain_graph=True)  # b gets no gradient
+        (c * c).sum().backward()
+        (e.sum() + f.sum() * 3).backward()
+        results[lib.__name__] = (names, same_node, x.grad.numpy() if lib is rt else x.grad.detach().numpy())
+    ours, theirs = results["rustytorch"], results["torch"]
+    assert ours[0] == theirs[0] == ("SplitBackward0", "SplitWithSizesBackward0", "SplitBackward0")
+    assert ours[1]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=0, atol=1e-12)

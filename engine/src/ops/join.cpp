@@ -86,6 +86,18 @@ void cat_into(const Tensor& out, const TensorList& parts, int64_t dim) {
   }
 }
 
+// Note [Split backward]
+// The pieces of split, split_with_sizes and chunk are views of the input made without autograd, and one node
+// (SplitBackward0 or SplitWithSizesBackward0, PyTorch's names) takes all of their gradients: its backward is a
+// single cat along the split dim, where the engine has filled a piece that got no gradient with zeros of the
+// piece's size. One node per piece (a narrow's backward) would allocate and zero a tensor of the whole input's
+// size for every piece, and the engine would then sum those k full-size tensors.
+TensorList record_split(const Tensor& t, TensorList pieces, int64_t dim, const char* node) {
+  if (autograd::any_requires_grad(t))
+    autograd::record(node, {t}, pieces, [dim](const TensorList& g) { return TensorList{cat(g, dim)}; });
+  return pieces;
+}
+
 TensorList split_impl(const Tensor& t, int64_t split_size, int64_t dim, const char* op) {
   const int64_t n = t.sizes()[size_t(dim)];
   if (split_size < 0)
@@ -96,11 +108,14 @@ TensorList split_impl(const Tensor& t, int64_t split_size, int64_t dim, const ch
   const int64_t pieces = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
   TensorList out;
   out.reserve(size_t(pieces));
-  for (int64_t i = 0; i < pieces; ++i) {
-    const int64_t start = i * split_size;
-    out.push_back(narrow(t, dim, start, std::min(split_size, n - start)));
+  {
+    NoGradGuard views_only;  // Note [Split backward]
+    for (int64_t i = 0; i < pieces; ++i) {
+      const int64_t start = i * split_size;
+      out.push_back(narrow(t, dim, start, std::min(split_size, n - start)));
+    }
   }
-  return out;
+  return record_split(t, std::move(out), dim, "SplitBackward0");
 }
 
 TensorList split_sizes_impl(const Tensor& t, const Shape& sizes, int64_t dim, const char* op) {
@@ -118,12 +133,15 @@ TensorList split_sizes_impl(const Tensor& t, const Shape& sizes, int64_t dim, co
                       "the sizes must add up exactly to the size of the split dimension");
   TensorList out;
   out.reserve(sizes.size());
-  int64_t start = 0;
-  for (int64_t s : sizes) {
-    out.push_back(narrow(t, dim, start, s));
-    start += s;
+  {
+    NoGradGuard views_only;  // Note [Split backward]
+    int64_t start = 0;
+    for (int64_t s : sizes) {
+      out.push_back(narrow(t, dim, start, s));
+      start += s;
+    }
   }
-  return out;
+  return record_split(t, std::move(out), dim, "SplitWithSizesBackward0");
 }
 
 int64_t split_dim(const Tensor& t, int64_t dim, const char* op) {
