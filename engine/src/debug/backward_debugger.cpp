@@ -360,7 +360,13 @@ std::optional<GradientValues> BackwardDebugger::read_paused_gradient(GradientSid
   const int64_t n = std::max<int64_t>(0, std::min(limit, v.numel - offset));
   if (n == 0) return v;
   NoGradGuard no_grad;  // a gradient of a create_graph backward requires grad: the copy needs no graph
-  const Tensor piece = g.reshape({v.numel}).narrow(0, offset, n).cpu().to(kFloat64).contiguous();
+  // Only the rows (along dim 0) that hold the range are flattened: a view where g is contiguous, a copy of
+  // those rows where it is not, never of the whole gradient.
+  Tensor rows = g.dim() == 0 ? g.reshape({1}) : g;
+  const int64_t row = v.numel / rows.sizes()[0];
+  const int64_t first = offset / row, last = (offset + n - 1) / row;
+  rows = rows.narrow(0, first, last - first + 1).reshape({(last - first + 1) * row});
+  const Tensor piece = rows.narrow(0, offset - first * row, n).cpu().to(kFloat64).contiguous();
   const double* p = piece.data_ptr<double>();
   v.values.assign(p, p + n);
   return v;

@@ -119,9 +119,9 @@ class BackwardDebugger : public autograd::AutogradObserver {
   // Values of one gradient of the paused node (blocking mode): elements [offset, offset + limit) of
   // grad_outputs[index] (Outputs) or grad_inputs[index] (Inputs, after a node only), flattened in row-major
   // order and converted to float64, fewer where the gradient ends. Reads at most kMaxGradientRead elements
-  // (ValueError above that), copying only those (a GPU gradient: only those cross to the host). nullopt
-  // unless paused; IndexError for a gradient the pause does not have or that is undefined, ValueError for a
-  // negative offset or limit.
+  // (ValueError above that), copying at most the rows (along dim 0) that hold them; from a GPU only the
+  // elements themselves cross to the host. nullopt unless paused; IndexError for a gradient the pause does
+  // not have or that is undefined, ValueError for a negative offset or limit.
   static constexpr int64_t kMaxGradientRead = int64_t(1) << 20;
   std::optional<GradientValues> read_paused_gradient(GradientSide side, size_t index, int64_t offset,
                                                      int64_t limit) const;
