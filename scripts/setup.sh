@@ -11,7 +11,7 @@ PACKAGES=(
   qt6-base-dev libqt6opengl6-dev libqscintilla2-qt6-dev libimgui-dev libgraphviz-dev
   xvfb xauth libgl1-mesa-dri fonts-dejavu-core python3-matplotlib python3-pil
   libgloo-dev libopenmpi-dev openmpi-bin
-  liblz4-dev libssl-dev openssh-client openssh-server iproute2 clang
+  liblz4-dev libssl-dev openssh-client openssh-server iproute2 clang faketime
 )
 
 missing=()

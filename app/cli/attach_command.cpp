@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "command.h"
+#include "rt/prof/rank_merge.h"
 #include "rt/prof/store.h"
 #include "rt/remote/client.h"
 #include "rt/remote/event_batch.h"
@@ -29,9 +30,20 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 void on_interrupt(int) { g_interrupted.store(true); }
 
+// The rank's clock against ours (Note [Rank clocks] in rt/prof/rank_merge.h); none from an agent that does
+// not answer "clock" (an older one): its sessions then merge aligned on their starts, as before.
+std::optional<rt::remote::ClockEstimate> measure_clock(rt::remote::AgentClient& client) {
+  try {
+    return client.estimate_clock();
+  } catch (const rt::remote::RemoteError&) {
+    return std::nullopt;
+  }
+}
+
 struct AttachedRank {
   rt::remote::AgentManifest manifest;
   std::optional<rt::remote::AgentClient> client;
+  std::optional<rt::remote::ClockEstimate> clock;  // its clock against ours, measured once (saved with sessions)
   std::string ended;         // why the rank's connection ended; "" while attached
   uint64_t saved_reset = 0;  // the client's resets() when its session was last saved (+1: none saved yet)
   std::vector<std::string> saved;  // "session 7 (412 ops)" per saved session
@@ -107,6 +119,7 @@ class AttachCommand final : public Command {
                                             rt::remote::relay_command(host, r.manifest.job, r.manifest.rank),
                                             "rtorch attach"));
         r.client->request("subscribe");
+        r.clock = measure_clock(*r.client);
       } catch (const std::exception& e) {
         r.ended = e.what();
         fmt::print(stderr, "rtorch attach: rank {}: {}\n", r.manifest.rank, e.what());
@@ -139,6 +152,7 @@ class AttachCommand final : public Command {
       ranks[0].client.emplace(rt::remote::AgentClient::connect_tcp(tcp_, token, "rtorch attach"));
       ranks[0].manifest = ranks[0].client->agent();
       ranks[0].client->request("subscribe");
+      ranks[0].clock = measure_clock(*ranks[0].client);
     } catch (const std::exception& e) {
       fmt::print(stderr, "rtorch attach: {}\n", e.what());
       return 1;
@@ -207,6 +221,10 @@ class AttachCommand final : public Command {
       data.metadata.try_emplace("job_id", r.manifest.job);
       data.metadata.try_emplace("rank", std::to_string(r.manifest.rank));
       data.metadata["attached_from"] = fmt::format("{} pid {}", r.manifest.host, r.manifest.pid);
+      if (r.clock) {  // merging the job's ranks later puts them on this recorder's clock
+        data.metadata[rt::prof::kClockOffsetKey] = std::to_string(r.clock->offset_ns);
+        data.metadata[rt::prof::kClockErrorKey] = std::to_string(r.clock->error_ns);
+      }
       if (r.client->dropped_by_agent() > 0) data.dropped_records += r.client->dropped_by_agent();
       const int64_t id = store_handle_->save_session(data);
       r.saved.push_back(fmt::format("session {} ({} ops{})", id, s.ops.size(), s.complete ? "" : ", incomplete"));

@@ -90,6 +90,21 @@ void bind_remote(py::module_& m) {
           },
           py::arg("method"), py::arg("params") = py::none(), py::arg("timeout_s") = 10.0)
       .def(
+          "estimate_clock",
+          [](AgentClient& c, int round_trips, double timeout_s) {
+            rt::remote::ClockEstimate e;
+            {
+              py::gil_scoped_release release;
+              e = c.estimate_clock(round_trips, std::chrono::milliseconds(int64_t(timeout_s * 1000)));
+            }
+            py::dict d;
+            d["offset_ns"] = e.offset_ns;  // the agent's steady clock minus this process's time.monotonic_ns()
+            d["error_ns"] = e.error_ns;
+            d["round_trips"] = e.round_trips;
+            return d;
+          },
+          py::arg("round_trips") = 8, py::arg("timeout_s") = 2.0)
+      .def(
           "poll",
           [](AgentClient& c, double timeout_s) {
             rt::remote::ClientEvent e;

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "net/child_process.h"
 #include "net/tcp_listener.h"
 #include "net/unix_socket.h"
+#include "rt/op_observer.h"
 #include "rt/prof/session_delta.h"
 #include "rt/remote/event_batch.h"
 #include "rt/remote/frame.h"
@@ -316,6 +318,28 @@ std::string AgentClient::request(const std::string& method, const std::string& p
                                               : ": " + (impl_->error.empty() ? std::string("the agent closed the connection") : impl_->error)));
     if (auto f = impl_->read_frame(left)) impl_->handle(*f);
   }
+}
+
+ClockEstimate AgentClient::estimate_clock(int round_trips, std::chrono::milliseconds timeout) {
+  if (round_trips < 1)
+    throw rt::ValueError(fmt::format("estimate_clock: round_trips is {}; it must be at least 1", round_trips));
+  ClockEstimate best;
+  int64_t best_rtt = std::numeric_limits<int64_t>::max();
+  for (int i = 0; i < round_trips; ++i) {
+    const int64_t sent = rt::now_ns();
+    const json reply = json::parse(request("clock", timeout), nullptr, false);
+    const int64_t received = rt::now_ns();
+    if (reply.is_discarded() || !reply.contains("steady_ns") || !reply["steady_ns"].is_number_integer())
+      throw RemoteError("remote attach: the agent's reply to 'clock' has no integer \"steady_ns\"");
+    const int64_t rtt = received - sent;
+    if (rtt < best_rtt) {
+      best_rtt = rtt;
+      best.offset_ns = reply["steady_ns"].get<int64_t>() - (sent + rtt / 2);
+      best.error_ns = (rtt + 1) / 2;
+    }
+  }
+  best.round_trips = round_trips;
+  return best;
 }
 
 ClientEvent AgentClient::poll(std::chrono::milliseconds timeout) {

@@ -153,6 +153,8 @@ def test_attach_record_saves_what_each_rank_recorded(job, tmp_path):
         for sid, complete in sessions:
             meta = dict(c.execute("SELECT key, value FROM SessionMetadata WHERE sessionId = ?", (sid,)).fetchall())
             assert meta["job_id"] == "attach-record" and meta["rank"] in ("0", "1"), meta
+            # The rank's clock as rtorch attach measured it: one machine, so about 0 (Note [Rank clocks]).
+            assert abs(int(meta["rank_clock_offset_ns"])) <= int(meta["rank_clock_error_ns"]) + 1000, meta
             if meta.get("attached") == "agent":
                 continue  # what the agent recorded around the program's own profile
             assert complete == 1

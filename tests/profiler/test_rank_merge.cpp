@@ -227,6 +227,33 @@ TEST_CASE("merge_rank_sessions: one host keeps recorded times, several hosts ali
   }
 }
 
+TEST_CASE("merge_rank_sessions: measured clock offsets put every rank on the viewer's clock", "[rank_merge]") {
+  // Rank 1's clock reads 7000 ns ahead of the viewer's, rank 0's 500 ns behind; both recorded their all_reduce
+  // at the same viewer time, 1530 (rank 0: 1030 on its clock, rank 1: 8530 on its).
+  std::vector<RankSession> ranks{{0, rank_session(0, "node0", 1000), RankClockOffset{-500, 20'000}},
+                                 {1, rank_session(1, "node1", 8500), RankClockOffset{7000, 35'400}}};
+  SECTION("Auto uses them across hosts") {
+    const SessionData m = merge_rank_sessions(ranks);
+    CHECK(m.metadata.at("rank_clock") == "estimated by ping, within 36 us (hosts: node0, node1)");
+    std::vector<int64_t> all_reduce;
+    for (const OpRecord& op : m.ops)
+      if (m.strings.at(op.name) == "all_reduce") all_reduce.push_back(op.start_ns);
+    CHECK(all_reduce == std::vector<int64_t>{1530, 1530});
+    CHECK(m.start_ns == 1500);
+    CHECK(m.clock_offset_ns == 5'000 - 500);  // epochs stay right: rank 0's offset moved onto the viewer's clock
+  }
+  SECTION("one host keeps recorded times, which are one clock already") {
+    ranks[1].data.metadata["host"] = "node0";
+    CHECK(merge_rank_sessions(ranks).metadata.at("rank_clock") == "recorded (one host: node0)");
+  }
+  SECTION("Estimated needs every rank's offset") {
+    ranks[1].clock.reset();
+    CHECK_THROWS_WITH(merge_rank_sessions(ranks, {.clock = RankClock::Estimated}),
+                      Catch::Contains("needs every rank's measured clock offset"));
+    CHECK(merge_rank_sessions(ranks).metadata.at("rank_clock") == "aligned on session starts (hosts: node0, node1)");
+  }
+}
+
 TEST_CASE("merge_rank_sessions: no sessions or a rank given twice is an error", "[rank_merge]") {
   CHECK_THROWS_AS(merge_rank_sessions({}), rt::ValueError);
   CHECK_THROWS_WITH(merge_rank_sessions({{0, rank_session(0, "h", 0)}, {0, rank_session(0, "h", 0)}}),

@@ -66,6 +66,14 @@ void AttachedJob::run() {
     try {
       clients[i].emplace(host_->connect(job_.ranks[i].manifest, options_.connect_timeout));
       clients[i]->request("subscribe", options_.request_timeout);
+      // The rank's clock against ours (Note [Rank clocks]): the "all ranks" entry puts every rank on our clock.
+      // An agent that does not answer "clock" (an older one) leaves it unmeasured: ranks then align on starts.
+      try {
+        const remote::ClockEstimate clock = clients[i]->estimate_clock(8, options_.request_timeout);
+        std::lock_guard<std::mutex> lk(mu_);
+        states_[i].clock = clock;
+      } catch (const remote::RemoteError&) {
+      }
       set_phase(i, RankPhase::Live, "");
     } catch (const std::exception& e) {
       clients[i].reset();
@@ -159,7 +167,10 @@ prof::SessionData merge_attached_ranks(const AttachedJob& job) {
   for (size_t i = 0; i < job.rank_count(); ++i) {
     prof::SessionDelta d = job.mirror(i).read_since({});
     if (d.records.start_ns == 0 && d.records.ops.empty()) continue;
-    ranks.push_back({job.rank_state(i).manifest.rank, std::move(d.records)});
+    const RankState state = job.rank_state(i);
+    std::optional<prof::RankClockOffset> clock;
+    if (state.clock) clock = prof::RankClockOffset{state.clock->offset_ns, state.clock->error_ns};
+    ranks.push_back({state.manifest.rank, std::move(d.records), clock});
   }
   if (ranks.empty())
     throw rt::ValueError(fmt::format("job {}: no rank has sent its session yet", job.job()));

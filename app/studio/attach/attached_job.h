@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -47,6 +48,7 @@ struct RankState {
   uint64_t dropped = 0;        // records the agent dropped because the studio fell behind
   uint64_t batches = 0;        // event batches received
   SessionMirror::Counts counts;
+  std::optional<remote::ClockEstimate> clock;  // the rank's clock against the studio's, measured once when live
 };
 
 class AttachedJob {

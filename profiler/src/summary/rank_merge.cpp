@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <limits>
 #include <map>
@@ -194,6 +195,22 @@ std::optional<int> parse_int(const std::unordered_map<std::string, std::string>&
   return value;
 }
 
+// The offset a recorder measured and left in the session's metadata (kClockOffsetKey, kClockErrorKey).
+std::optional<RankClockOffset> recorded_clock(const SessionData& d) {
+  auto number = [&](const char* key) -> std::optional<int64_t> {
+    const auto it = d.metadata.find(key);
+    if (it == d.metadata.end()) return std::nullopt;
+    int64_t v = 0;
+    const char* end = it->second.data() + it->second.size();
+    const auto [ptr, ec] = std::from_chars(it->second.data(), end, v);
+    if (ec != std::errc() || ptr != end) return std::nullopt;
+    return v;
+  };
+  const auto offset = number(kClockOffsetKey), error = number(kClockErrorKey);
+  if (!offset || !error) return std::nullopt;
+  return RankClockOffset{*offset, *error};
+}
+
 }  // namespace
 
 SessionData merge_rank_sessions(std::vector<RankSession> ranks, RankMergeOptions options) {
@@ -205,14 +222,25 @@ SessionData merge_rank_sessions(std::vector<RankSession> ranks, RankMergeOptions
                                        "(sessions '{}' and '{}')",
                                        ranks[i].rank, ranks[i - 1].data.name, ranks[i].data.name));
 
+  for (RankSession& r : ranks)
+    if (!r.clock) r.clock = recorded_clock(r.data);
   const auto [same_host, hosts] = one_host(ranks);
+  const bool measured = std::all_of(ranks.begin(), ranks.end(), [](const RankSession& r) { return r.clock.has_value(); });
+  if (options.clock == RankClock::Estimated && !measured)
+    throw rt::ValueError("merge_rank_sessions: RankClock::Estimated needs every rank's measured clock offset "
+                         "(RankSession::clock, from remote::AgentClient::estimate_clock); some rank has none");
   const bool recorded =
       options.clock == RankClock::Recorded || (options.clock == RankClock::Auto && same_host);
+  const bool estimated = !recorded && (options.clock == RankClock::Estimated || (options.clock == RankClock::Auto && measured));
+  int64_t largest_error = 0;
+  for (const RankSession& r : ranks)
+    if (r.clock) largest_error = std::max(largest_error, r.clock->error_ns);
   int64_t earliest = ranks.front().data.start_ns;
   for (const RankSession& r : ranks) earliest = std::min(earliest, r.data.start_ns);
 
   SessionData out;
-  out.clock_offset_ns = ranks.front().data.clock_offset_ns;
+  out.clock_offset_ns = ranks.front().data.clock_offset_ns;  // epoch = steady + offset, on the first rank's clock
+  if (estimated) out.clock_offset_ns += ranks.front().clock->offset_ns;  // ... moved onto the viewer's
   out.complete = true;
   uint64_t next_thread = 1;
   std::map<int32_t, int32_t> next_stream;
@@ -221,7 +249,7 @@ SessionData merge_rank_sessions(std::vector<RankSession> ranks, RankMergeOptions
   bool first = true;
   std::string rank_list;
   for (const RankSession& r : ranks) {
-    const int64_t shift = recorded ? 0 : earliest - r.data.start_ns;
+    const int64_t shift = recorded ? 0 : estimated ? -r.clock->offset_ns : earliest - r.data.start_ns;
     RankAppender(out, r, shift, next_thread, next_stream, correlation_base, sequence_base).append();
     correlation_base += max_correlation(r.data);
     sequence_base += max_sequence(r.data) + 1;
@@ -262,8 +290,10 @@ SessionData merge_rank_sessions(std::vector<RankSession> ranks, RankMergeOptions
   out.metadata["ranks"] = rank_list;
   if (!job.empty()) out.metadata[kJobIdKey] = job;
   if (const std::string w = agreed(kWorldSizeKey); !w.empty()) out.metadata[kWorldSizeKey] = w;
-  out.metadata["rank_clock"] = recorded ? (same_host ? "recorded (one host: " + hosts + ")" : "recorded (hosts: " + hosts + ")")
-                                        : "aligned on session starts (hosts: " + hosts + ")";
+  out.metadata["rank_clock"] =
+      recorded    ? (same_host ? "recorded (one host: " + hosts + ")" : "recorded (hosts: " + hosts + ")")
+      : estimated ? fmt::format("estimated by ping, within {:.0f} us (hosts: {})", std::ceil(largest_error / 1e3), hosts)
+                  : "aligned on session starts (hosts: " + hosts + ")";
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/batch_queue.h"
+#include "rt/op_observer.h"
 #include "rt/prof/session_registry.h"
 #include "rt/remote/event_batch.h"
 #include "rt/remote/frame.h"
@@ -234,7 +236,7 @@ void AgentServer::greet(Connection& c, const Frame& f) {
     }
   }
   json welcome = json::parse(manifest_json(manifest_));
-  welcome["methods"] = {"status", "subscribe", "unsubscribe", "pause", "step", "step_over", "continue",
+  welcome["methods"] = {"status", "clock", "subscribe", "unsubscribe", "pause", "step", "step_over", "continue",
                         "paused_state", "read_tensor", "debug_status"};
   welcome["buffer_bytes"] = options_.buffer_bytes;
   welcome["scope"] = scope_name(c.scope);
@@ -278,6 +280,11 @@ std::string AgentServer::answer(Connection& c, const std::string& method, const 
         }
     return s.dump();
   }
+  if (method == "clock") {  // Note [Rank clocks] in rt/prof/rank_merge.h: clients estimate this rank's clock offset
+    const int64_t epoch =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return json{{"steady_ns", rt::now_ns()}, {"epoch_ns", epoch}}.dump();
+  }
   if (method == "subscribe") {
     subscribe(c);
     return json{{"session", session_id_}, {"agent_records", owned_session_ != nullptr}}.dump();
@@ -294,7 +301,7 @@ std::string AgentServer::answer(Connection& c, const std::string& method, const 
     unsubscribe(c);
     return "{}";
   }
-  throw rt::ValueError(fmt::format("unknown method '{}': this agent answers status, subscribe, unsubscribe, pause, "
+  throw rt::ValueError(fmt::format("unknown method '{}': this agent answers status, clock, subscribe, unsubscribe, pause, "
                                    "step, step_over, continue, paused_state, read_tensor and debug_status (it observes and "
                                    "pauses; it never runs code sent to it)", method));
 }

@@ -4,6 +4,8 @@
 // never answers each show as such.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -103,6 +105,9 @@ TEST_CASE("an attached rank's session grows in the studio until its process is k
   const RankState live = job->rank_state(0);
   CHECK(live.phase == RankPhase::Live);
   CHECK(live.batches > 0);
+  REQUIRE(live.clock);  // measured when the rank went live; one machine, one steady clock: about 0
+  CHECK(live.clock->round_trips == 8);
+  CHECK(std::abs(live.clock->offset_ns) <= live.clock->error_ns + 1000);
   rows = rank_rows(listed, job.get());
   CHECK(rows[0].state == "live");
   CHECK(rows[0].dropped == "0");

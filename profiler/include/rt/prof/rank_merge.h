@@ -33,10 +33,15 @@
 //   thread per rank that has steps.
 // - Clocks (Note [Rank clocks]): with RankClock::Recorded times are kept as recorded (each process's steady
 //   clock: CLOCK_MONOTONIC, one clock for every process of a machine); with RankClock::SessionStart each
-//   rank's times are shifted so that every session starts at the earliest rank's start. RankClock::Auto
-//   keeps recorded times when every session's metadata names the same "host" and aligns on session starts
-//   otherwise (a session without "host" counts as another machine). The choice is in the result's
-//   metadata["rank_clock"]: "recorded (one host: H)" or "aligned on session starts (hosts: ...)".
+//   rank's times are shifted so that every session starts at the earliest rank's start; with
+//   RankClock::Estimated each rank's times are moved by its measured RankSession::clock offset onto the
+//   viewer's clock (ValueError when a rank has none). RankClock::Auto keeps recorded times when every
+//   session's metadata names the same "host", else uses the measured offsets when every rank has one, and
+//   aligns on session starts otherwise (a session without "host" counts as another machine). A rank without
+//   RankSession::clock takes it from its metadata kClockOffsetKey and kClockErrorKey when both are there (what
+//   `rtorch attach --record` measured; both ignored unless whole decimal numbers). The choice is in
+//   the result's metadata["rank_clock"]: "recorded (one host: H)", "estimated by ping, within E us (hosts:
+//   ...)" (E the largest error) or "aligned on session starts (hosts: ...)".
 // - The result: name "job <id>: N ranks" ("N ranks" when the sessions do not agree on metadata "job_id"), start the earliest
 //   start, end the latest end, complete when every rank's session is, dropped_records summed, clock_offset_ns
 //   the first rank's, metadata "ranks" ("0,1"), "world_size", "job_id" when the ranks agree. Each rank's
@@ -46,10 +51,14 @@
 // Same-host steady clocks are one clock, so recorded times line up exactly and a collective shows where each
 // rank waited for the others. Across hosts the steady clocks have unrelated origins (boot time); converting
 // through each session's clock_offset_ns (wall clock) would be as good as NTP, which is too coarse to compare
-// op-level timing, so they are aligned on their starts instead: launched ranks start within a few ms of each
-// other, which is visible in the timeline but does not claim a precision it does not have.
+// op-level timing. A viewer that can talk to the ranks measures instead: it pings each rank's agent and takes
+// the round trip that came back soonest (NTP's own estimate, without its wall clock), which puts every rank on
+// the viewer's steady clock within half that round trip (tens of us on a LAN, less on one machine). Without a
+// measurement the ranks are aligned on their starts: launched ranks start within a few ms of each other, which
+// is visible in the timeline but does not claim a precision it does not have.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,12 +70,20 @@ RT_API_BEGIN
 
 namespace rt::prof {
 
+// A rank's steady clock against the clock the merge puts every rank on (the viewer's), measured by pinging
+// the rank (remote::AgentClient::estimate_clock): rank time - viewer time, and how far off that may be.
+struct RankClockOffset {
+  int64_t offset_ns = 0;
+  int64_t error_ns = 0;
+};
+
 struct RankSession {
   int rank = 0;
   SessionData data;
+  std::optional<RankClockOffset> clock = std::nullopt;  // measured offset, when the rank was pinged
 };
 
-enum class RankClock : uint8_t { Auto, Recorded, SessionStart };
+enum class RankClock : uint8_t { Auto, Recorded, SessionStart, Estimated };
 
 struct RankMergeOptions {
   RankClock clock = RankClock::Auto;
@@ -80,6 +97,10 @@ inline constexpr const char* kJobIdKey = "job_id";
 inline constexpr const char* kRankKey = "rank";
 inline constexpr const char* kWorldSizeKey = "world_size";
 inline constexpr const char* kRestartCountKey = "restart_count";
+// A rank's clock offset measured by whoever recorded it (`rtorch attach --record`): RankClockOffset's two fields
+// in ns, as decimal text. merge_rank_sessions uses them for a rank whose RankSession::clock is not set.
+inline constexpr const char* kClockOffsetKey = "rank_clock_offset_ns";
+inline constexpr const char* kClockErrorKey = "rank_clock_error_ns";
 
 struct LaunchJobRank {
   int rank = 0;

@@ -54,6 +54,13 @@ class RemoteError : public rt::Error {
 
 enum class ClientEvent { Nothing, Batch, Notice, Reply, Closed };
 
+// The agent's steady clock minus the client's (AgentClient::estimate_clock).
+struct ClockEstimate {
+  int64_t offset_ns = 0;     // agent time - client time
+  int64_t error_ns = 0;      // at most this far off: half the shortest round trip
+  int round_trips = 0;
+};
+
 class AgentClient {
  public:
   static AgentClient connect(const std::filesystem::path& socket, const std::string& client_name = "rtorch",
@@ -78,6 +85,11 @@ class AgentClient {
   std::string request(const std::string& method, const std::string& params_json,
                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
   ClientEvent poll(std::chrono::milliseconds timeout);
+  // How far the agent's steady clock (its rt::now_ns, what its sessions' times are in) is from this process's,
+  // NTP-style: of `round_trips` "clock" requests, the one that came back soonest gives
+  // offset = agent_now - (sent + received) / 2, wrong by at most half that round trip. On one machine the
+  // offset is about 0; across machines it puts each rank on the client's clock (prof::RankSession::clock).
+  ClockEstimate estimate_clock(int round_trips = 8, std::chrono::milliseconds timeout = std::chrono::seconds(2));
 
   const rt::prof::SessionData& session() const;
   uint64_t resets() const;              // how many times session() was replaced (a new or re-read session)
