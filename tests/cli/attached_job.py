@@ -48,9 +48,11 @@ def clean_env(**extra):
     return env
 
 
-def start_job(tmp_path, runtime_dir, job, prefix=(), run_options=()):
+def start_job(tmp_path, runtime_dir, job, prefix=(), run_options=(), script_text=JOB_SCRIPT):
+    """`rtorch run --attach` of script_text (argv[1]: the file whose creation tells it to finish), started
+    with `prefix` (e.g. a wrapper command); returns once the job's manifest is there."""
     script = tmp_path / "job.py"
-    script.write_text(JOB_SCRIPT)
+    script.write_text(script_text)
     stop = tmp_path / "stop"
     env = clean_env(RT_RUNTIME_DIR=str(runtime_dir), RT_LAUNCH_JOB_ID=job, OMP_NUM_THREADS="1")
     process = subprocess.Popen([*prefix, str(RTORCH), "run", "--attach", *run_options, str(script), str(stop)], env=env,
